@@ -1,0 +1,43 @@
+//===- Passes.td - tfm transformation passes ---------------*- tablegen -*-===//
+
+#ifndef TFM_DIALECT_TFM_TRANSFORMS_PASSES_TD
+#define TFM_DIALECT_TFM_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TfmDecomposePass : Pass<"tfm-decompose"> {
+  let summary = "expand composite tfm ops into primitive tfm ops";
+  let description = [{
+    Rewrites `tfm.decoder_block` into norms, `tfm.self_attention`,
+    `tfm.ffn` and `arith.addf` residuals, and `tfm.self_attention` into
+    `tfm.linear`, `tfm.split_heads`, `tfm.rope`, `tfm.attention` and
+    `tfm.merge_heads`. Primitive ops are left alone.
+
+    Before:
+
+    ```mlir
+    %y = tfm.self_attention %x heads(4, 2) q(%wq) k(%wk) v(%wv) o(%wo)
+        {mask = #tfm.mask<causal>}
+        : (tensor<2x7x64xf32>, tensor<64x64xf32>, tensor<32x64xf32>,
+           tensor<32x64xf32>, tensor<64x64xf32>) -> tensor<2x7x64xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %q = tfm.linear %x, %wq : (...) -> tensor<2x7x64xf32>
+    %k = tfm.linear %x, %wk : (...) -> tensor<2x7x32xf32>
+    %v = tfm.linear %x, %wv : (...) -> tensor<2x7x32xf32>
+    %qh = tfm.split_heads %q : tensor<2x7x64xf32> -> tensor<2x4x7x16xf32>
+    %kh = tfm.split_heads %k : tensor<2x7x32xf32> -> tensor<2x2x7x16xf32>
+    %vh = tfm.split_heads %v : tensor<2x7x32xf32> -> tensor<2x2x7x16xf32>
+    %o = tfm.attention %qh, %kh, %vh {mask = #tfm.mask<causal>} : (...)
+        -> tensor<2x4x7x16xf32>
+    %m = tfm.merge_heads %o : tensor<2x4x7x16xf32> -> tensor<2x7x64xf32>
+    %y = tfm.linear %m, %wo : (...) -> tensor<2x7x64xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+#endif // TFM_DIALECT_TFM_TRANSFORMS_PASSES_TD

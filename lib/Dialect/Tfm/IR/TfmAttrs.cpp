@@ -1,0 +1,177 @@
+//===- TfmAttrs.cpp - tfm attributes ---------------------------------------===//
+
+#include "tfm/Dialect/Tfm/IR/TfmAttrs.h"
+
+#include "mlir/IR/Diagnostics.h"
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+//===----------------------------------------------------------------------===//
+// MaskAttr
+//===----------------------------------------------------------------------===//
+
+MaskAttr MaskAttr::getNone(MLIRContext *context) {
+  return get(context, MaskKind::none, kUnbounded, kUnbounded);
+}
+
+MaskAttr MaskAttr::getCausal(MLIRContext *context) {
+  return get(context, MaskKind::causal, kUnbounded, 0);
+}
+
+MaskAttr MaskAttr::getSlidingWindow(MLIRContext *context, int64_t window) {
+  return get(context, MaskKind::sliding_window, window - 1, 0);
+}
+
+MaskAttr MaskAttr::getBand(MLIRContext *context, int64_t left, int64_t right) {
+  return get(context, MaskKind::band, left, right);
+}
+
+LogicalResult MaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               MaskKind kind, int64_t left, int64_t right) {
+  switch (kind) {
+  case MaskKind::none:
+    if (left != kUnbounded || right != kUnbounded)
+      return emitError() << "a 'none' mask has no bounds";
+    return success();
+  case MaskKind::causal:
+    if (left != kUnbounded || right != 0)
+      return emitError() << "a causal mask is the band (-inf, 0]";
+    return success();
+  case MaskKind::sliding_window:
+    if (left < 0)
+      return emitError() << "sliding window size must be at least 1, got "
+                         << left + 1;
+    if (right != 0)
+      return emitError() << "a sliding window ends at the query position";
+    return success();
+  case MaskKind::band:
+    if (left < 0 || right < 0)
+      return emitError() << "band extents must be non-negative, got <" << left
+                         << ", " << right << ">";
+    return success();
+  }
+  llvm_unreachable("unknown mask kind");
+}
+
+bool MaskAttr::isVisible(int64_t query, int64_t key) const {
+  if (getLeft() != kUnbounded && key < query - getLeft())
+    return false;
+  return getRight() == kUnbounded || key <= query + getRight();
+}
+
+/// Intersecting bands takes the tighter bound on each side. The result
+/// keeps the most specific spelling: a band that is one of the inputs keeps
+/// that input's kind, and a band ending at the query is a sliding window.
+MaskAttr MaskAttr::intersect(MaskAttr other) const {
+  auto tighter = [](int64_t a, int64_t b) {
+    if (a == kUnbounded)
+      return b;
+    if (b == kUnbounded)
+      return a;
+    return std::min(a, b);
+  };
+  int64_t left = tighter(getLeft(), other.getLeft());
+  int64_t right = tighter(getRight(), other.getRight());
+  for (MaskAttr candidate : {*this, other})
+    if (candidate.getLeft() == left && candidate.getRight() == right)
+      return candidate;
+  // Neither input alone: both sides are bounded by some input, and a right
+  // bound of 0 with a finite left bound is a window.
+  if (right == 0)
+    return getSlidingWindow(getContext(), left + 1);
+  return getBand(getContext(), left, right);
+}
+
+/// mask ::= `<` (`none` | `causal` | `sliding_window` `<` W `>`
+///               | `band` `<` L `,` R `>`) `>`
+Attribute MaskAttr::parse(AsmParser &parser, Type) {
+  MLIRContext *context = parser.getContext();
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef keyword;
+  if (parser.parseLess() || parser.parseKeyword(&keyword))
+    return {};
+  std::optional<MaskKind> kind = symbolizeMaskKind(keyword);
+  if (!kind) {
+    parser.emitError(loc) << "expected mask kind 'none', 'causal', "
+                             "'sliding_window' or 'band', got '"
+                          << keyword << "'";
+    return {};
+  }
+  int64_t left = kUnbounded, right = kUnbounded;
+  switch (*kind) {
+  case MaskKind::none:
+    break;
+  case MaskKind::causal:
+    right = 0;
+    break;
+  case MaskKind::sliding_window: {
+    int64_t window;
+    if (parser.parseLess() || parser.parseInteger(window) ||
+        parser.parseGreater())
+      return {};
+    left = window - 1;
+    right = 0;
+    break;
+  }
+  case MaskKind::band:
+    if (parser.parseLess() || parser.parseInteger(left) ||
+        parser.parseComma() || parser.parseInteger(right) ||
+        parser.parseGreater())
+      return {};
+    break;
+  }
+  if (parser.parseGreater())
+    return {};
+  return getChecked([&] { return parser.emitError(loc); }, context, *kind,
+                    left, right);
+}
+
+void MaskAttr::print(AsmPrinter &printer) const {
+  printer << "<" << stringifyMaskKind(getKind());
+  if (getKind() == MaskKind::sliding_window)
+    printer << "<" << getWindow() << ">";
+  else if (getKind() == MaskKind::band)
+    printer << "<" << getLeft() << ", " << getRight() << ">";
+  printer << ">";
+}
+
+//===----------------------------------------------------------------------===//
+// RopeAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult RopeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               APFloat theta, RopeStyle) {
+  if (!(theta.convertToDouble() > 0))
+    return emitError() << "rope theta must be positive, got "
+                       << theta.convertToDouble();
+  return success();
+}
+
+/// rope ::= `<` `theta` `=` float `,` `style` `=` (`half` | `interleaved`) `>`
+Attribute RopeAttr::parse(AsmParser &parser, Type) {
+  SMLoc loc = parser.getCurrentLocation();
+  double theta;
+  StringRef style;
+  if (parser.parseLess() || parser.parseKeyword("theta") ||
+      parser.parseEqual() || parser.parseFloat(theta) ||
+      parser.parseComma() || parser.parseKeyword("style") ||
+      parser.parseEqual() || parser.parseKeyword(&style))
+    return {};
+  std::optional<RopeStyle> ropeStyle = symbolizeRopeStyle(style);
+  if (!ropeStyle) {
+    parser.emitError(loc) << "expected rope style 'half' or 'interleaved', got '"
+                          << style << "'";
+    return {};
+  }
+  if (parser.parseGreater())
+    return {};
+  return getChecked([&] { return parser.emitError(loc); }, parser.getContext(),
+                    APFloat(theta), *ropeStyle);
+}
+
+void RopeAttr::print(AsmPrinter &printer) const {
+  printer << "<theta = ";
+  printer.printFloat(getTheta());
+  printer << ", style = " << stringifyRopeStyle(getStyle()) << ">";
+}

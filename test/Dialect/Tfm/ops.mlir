@@ -1,0 +1,201 @@
+// RUN: tfm-opt %s --verify-roundtrip | FileCheck %s
+// RUN: tfm-opt %s --mlir-print-op-generic | tfm-opt | FileCheck %s
+
+// CHECK-LABEL: func.func @attention_mha_no_mask
+func.func @attention_mha_no_mask(%q: tensor<2x4x7x16xf32>, %k: tensor<2x4x9x16xf32>,
+                                 %v: tensor<2x4x9x8xf32>) -> tensor<2x4x7x8xf32> {
+  // CHECK: tfm.attention %{{.+}}, %{{.+}}, %{{.+}} : (tensor<2x4x7x16xf32>, tensor<2x4x9x16xf32>, tensor<2x4x9x8xf32>) -> tensor<2x4x7x8xf32>
+  %o = tfm.attention %q, %k, %v
+      : (tensor<2x4x7x16xf32>, tensor<2x4x9x16xf32>, tensor<2x4x9x8xf32>) -> tensor<2x4x7x8xf32>
+  return %o : tensor<2x4x7x8xf32>
+}
+
+// CHECK-LABEL: func.func @attention_gqa_4_to_1_causal
+func.func @attention_gqa_4_to_1_causal(%q: tensor<1x8x16x64xbf16>, %k: tensor<1x2x16x64xbf16>,
+                                       %v: tensor<1x2x16x64xbf16>) -> tensor<1x8x16x64xbf16> {
+  // CHECK: tfm.attention {{.+}} {mask = #tfm.mask<causal>}
+  %o = tfm.attention %q, %k, %v {mask = #tfm.mask<causal>}
+      : (tensor<1x8x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>) -> tensor<1x8x16x64xbf16>
+  return %o : tensor<1x8x16x64xbf16>
+}
+
+// CHECK-LABEL: func.func @attention_mqa_sliding_window_dynamic
+func.func @attention_mqa_sliding_window_dynamic(%q: tensor<?x8x?x64xf16>, %k: tensor<?x1x?x64xf16>,
+                                                %v: tensor<?x1x?x64xf16>) -> tensor<?x8x?x64xf16> {
+  // CHECK: tfm.attention {{.+}} {mask = #tfm.mask<sliding_window<4096>>, scale = 1.250000e-01 : f32, softcap = 5.000000e+01 : f32} : (tensor<?x8x?x64xf16>, tensor<?x1x?x64xf16>, tensor<?x1x?x64xf16>) -> tensor<?x8x?x64xf16>
+  %o = tfm.attention %q, %k, %v {mask = #tfm.mask<sliding_window<4096>>, scale = 0.125 : f32, softcap = 50.0 : f32}
+      : (tensor<?x8x?x64xf16>, tensor<?x1x?x64xf16>, tensor<?x1x?x64xf16>) -> tensor<?x8x?x64xf16>
+  return %o : tensor<?x8x?x64xf16>
+}
+
+// CHECK-LABEL: func.func @attention_band_lengths_mask_bias
+func.func @attention_band_lengths_mask_bias(%q: tensor<2x4x7x16xf32>, %k: tensor<2x4x7x16xf32>,
+                                            %v: tensor<2x4x7x16xf32>, %lengths: tensor<2xi32>,
+                                            %mask: tensor<2x1x7x7xi1>, %alibi: tensor<4x7x7xf32>)
+    -> tensor<2x4x7x16xf32> {
+  // CHECK: tfm.attention %{{.+}}, %{{.+}}, %{{.+}} kv_lengths(%{{.+}}) dense_mask(%{{.+}}) bias(%{{.+}}) {mask = #tfm.mask<band<2, 3>>}
+  %o = tfm.attention %q, %k, %v kv_lengths(%lengths) dense_mask(%mask) bias(%alibi)
+      {mask = #tfm.mask<band<2, 3>>}
+      : (tensor<2x4x7x16xf32>, tensor<2x4x7x16xf32>, tensor<2x4x7x16xf32>, tensor<2xi32>,
+         tensor<2x1x7x7xi1>, tensor<4x7x7xf32>) -> tensor<2x4x7x16xf32>
+  return %o : tensor<2x4x7x16xf32>
+}
+
+// CHECK-LABEL: func.func @attention_explicit_none_mask
+func.func @attention_explicit_none_mask(%q: tensor<1x1x1x8xf32>, %k: tensor<1x1x5x8xf32>,
+                                        %v: tensor<1x1x5x8xf32>) -> tensor<1x1x1x8xf32> {
+  // CHECK: {mask = #tfm.mask<none>}
+  %o = tfm.attention %q, %k, %v {mask = #tfm.mask<none>}
+      : (tensor<1x1x1x8xf32>, tensor<1x1x5x8xf32>, tensor<1x1x5x8xf32>) -> tensor<1x1x1x8xf32>
+  return %o : tensor<1x1x1x8xf32>
+}
+
+// CHECK-LABEL: func.func @mask_ops
+func.func @mask_ops(%sq: index, %skv: index, %lengths: tensor<?xi64>)
+    -> (tensor<16x16xi1>, tensor<?x?xi1>, tensor<8x12xi1>, tensor<?x1x1x?xi1>, tensor<3x1x1x5xi1>) {
+  // CHECK: tfm.causal_mask : tensor<16x16xi1>
+  %c = tfm.causal_mask : tensor<16x16xi1>
+  // CHECK: tfm.causal_mask(%{{.+}}, %{{.+}}) : tensor<?x?xi1>
+  %cd = tfm.causal_mask(%sq, %skv) : tensor<?x?xi1>
+  // CHECK: tfm.sliding_window_mask window(4) : tensor<8x12xi1>
+  %w = tfm.sliding_window_mask window(4) : tensor<8x12xi1>
+  // CHECK: tfm.padding_mask %{{.+}}, %{{.+}} : tensor<?xi64> -> tensor<?x1x1x?xi1>
+  %p = tfm.padding_mask %lengths, %skv : tensor<?xi64> -> tensor<?x1x1x?xi1>
+  %l3 = arith.constant dense<[1, 5, 3]> : tensor<3xi32>
+  // CHECK: tfm.padding_mask %{{.+}} : tensor<3xi32> -> tensor<3x1x1x5xi1>
+  %ps = tfm.padding_mask %l3 : tensor<3xi32> -> tensor<3x1x1x5xi1>
+  return %c, %cd, %w, %p, %ps
+      : tensor<16x16xi1>, tensor<?x?xi1>, tensor<8x12xi1>, tensor<?x1x1x?xi1>, tensor<3x1x1x5xi1>
+}
+
+// CHECK-LABEL: func.func @norms
+func.func @norms(%x: tensor<?x7x64xf32>, %w: tensor<64xf32>, %b: tensor<64xf32>)
+    -> (tensor<?x7x64xf32>, tensor<?x7x64xf32>, tensor<?x7x64xf32>) {
+  // CHECK: tfm.rms_norm %{{.+}}, %{{.+}} eps(9.99999997E-7) : (tensor<?x7x64xf32>, tensor<64xf32>) -> tensor<?x7x64xf32>
+  %r = tfm.rms_norm %x, %w eps(1.0e-06) : (tensor<?x7x64xf32>, tensor<64xf32>) -> tensor<?x7x64xf32>
+  // CHECK: tfm.layer_norm %{{.+}}, %{{.+}}, %{{.+}} eps(9.99999974E-6)
+  %l = tfm.layer_norm %x, %w, %b eps(1.0e-05)
+      : (tensor<?x7x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<?x7x64xf32>
+  // CHECK: tfm.layer_norm %{{.+}}, %{{.+}} eps(0.000000e+00) : (tensor<?x7x64xf32>, tensor<64xf32>)
+  %n = tfm.layer_norm %x, %w eps(0.0) : (tensor<?x7x64xf32>, tensor<64xf32>) -> tensor<?x7x64xf32>
+  return %r, %l, %n : tensor<?x7x64xf32>, tensor<?x7x64xf32>, tensor<?x7x64xf32>
+}
+
+// CHECK-LABEL: func.func @linear_with_and_without_bias
+func.func @linear_with_and_without_bias(%x: tensor<2x?x64xbf16>, %w: tensor<96x64xbf16>,
+                                        %b: tensor<96xbf16>, %x2: tensor<64xbf16>)
+    -> (tensor<2x?x96xbf16>, tensor<96xbf16>) {
+  // CHECK: tfm.linear %{{.+}}, %{{.+}}, %{{.+}} : (tensor<2x?x64xbf16>, tensor<96x64xbf16>, tensor<96xbf16>) -> tensor<2x?x96xbf16>
+  %y = tfm.linear %x, %w, %b : (tensor<2x?x64xbf16>, tensor<96x64xbf16>, tensor<96xbf16>) -> tensor<2x?x96xbf16>
+  // CHECK: tfm.linear %{{.+}}, %{{.+}} : (tensor<64xbf16>, tensor<96x64xbf16>) -> tensor<96xbf16>
+  %z = tfm.linear %x2, %w : (tensor<64xbf16>, tensor<96x64xbf16>) -> tensor<96xbf16>
+  return %y, %z : tensor<2x?x96xbf16>, tensor<96xbf16>
+}
+
+// CHECK-LABEL: func.func @ffn_kinds
+func.func @ffn_kinds(%x: tensor<2x7x64xf32>, %wg: tensor<172x64xf32>, %wu: tensor<172x64xf32>,
+                     %wd: tensor<64x172xf32>, %bu: tensor<172xf32>, %bd: tensor<64xf32>)
+    -> (tensor<2x7x64xf32>, tensor<2x7x64xf32>, tensor<2x7x64xf32>, tensor<2x7x64xf32>,
+        tensor<2x7x64xf32>, tensor<2x7x64xf32>) {
+  // CHECK: tfm.ffn swiglu %{{.+}} gate(%{{.+}}) up(%{{.+}}) down(%{{.+}}) :
+  %a = tfm.ffn swiglu %x gate(%wg) up(%wu) down(%wd)
+      : (tensor<2x7x64xf32>, tensor<172x64xf32>, tensor<172x64xf32>, tensor<64x172xf32>) -> tensor<2x7x64xf32>
+  // CHECK: tfm.ffn geglu %{{.+}} gate(%{{.+}}) up(%{{.+}}) down(%{{.+}}) :
+  %b = tfm.ffn geglu %x gate(%wg) up(%wu) down(%wd)
+      : (tensor<2x7x64xf32>, tensor<172x64xf32>, tensor<172x64xf32>, tensor<64x172xf32>) -> tensor<2x7x64xf32>
+  // CHECK: tfm.ffn gelu %{{.+}} up(%{{.+}}, %{{.+}}) down(%{{.+}}, %{{.+}}) :
+  %c = tfm.ffn gelu %x up(%wu, %bu) down(%wd, %bd)
+      : (tensor<2x7x64xf32>, tensor<172x64xf32>, tensor<172xf32>, tensor<64x172xf32>, tensor<64xf32>) -> tensor<2x7x64xf32>
+  // CHECK: tfm.ffn gelu_tanh %{{.+}} up(%{{.+}}) down(%{{.+}}, %{{.+}}) :
+  %d = tfm.ffn gelu_tanh %x up(%wu) down(%wd, %bd)
+      : (tensor<2x7x64xf32>, tensor<172x64xf32>, tensor<64x172xf32>, tensor<64xf32>) -> tensor<2x7x64xf32>
+  // CHECK: tfm.ffn relu %{{.+}} up(%{{.+}}, %{{.+}}) down(%{{.+}}) :
+  %e = tfm.ffn relu %x up(%wu, %bu) down(%wd)
+      : (tensor<2x7x64xf32>, tensor<172x64xf32>, tensor<172xf32>, tensor<64x172xf32>) -> tensor<2x7x64xf32>
+  // CHECK: tfm.ffn silu %{{.+}} up(%{{.+}}) down(%{{.+}}) :
+  %f = tfm.ffn silu %x up(%wu) down(%wd)
+      : (tensor<2x7x64xf32>, tensor<172x64xf32>, tensor<64x172xf32>) -> tensor<2x7x64xf32>
+  return %a, %b, %c, %d, %e, %f : tensor<2x7x64xf32>, tensor<2x7x64xf32>, tensor<2x7x64xf32>,
+                                  tensor<2x7x64xf32>, tensor<2x7x64xf32>, tensor<2x7x64xf32>
+}
+
+// CHECK-LABEL: func.func @rope_styles
+func.func @rope_styles(%x: tensor<1x8x16x64xf32>, %pos: tensor<16xi32>, %bpos: tensor<1x16xi64>)
+    -> (tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>) {
+  // CHECK: tfm.rope half %{{.+}}, %{{.+}} theta(1.000000e+04) : (tensor<1x8x16x64xf32>, tensor<16xi32>) -> tensor<1x8x16x64xf32>
+  %a = tfm.rope half %x, %pos theta(1.0e+04) : (tensor<1x8x16x64xf32>, tensor<16xi32>) -> tensor<1x8x16x64xf32>
+  // CHECK: tfm.rope interleaved %{{.+}}, %{{.+}} theta(5.000000e+05) : (tensor<1x8x16x64xf32>, tensor<1x16xi64>)
+  %b = tfm.rope interleaved %x, %bpos theta(5.0e+05) : (tensor<1x8x16x64xf32>, tensor<1x16xi64>) -> tensor<1x8x16x64xf32>
+  return %a, %b : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>
+}
+
+// CHECK-LABEL: func.func @heads_and_embedding
+func.func @heads_and_embedding(%ids: tensor<?x?xi32>, %table: tensor<1000x64xf32>)
+    -> tensor<?x?x64xf32> {
+  // CHECK: tfm.embedding %{{.+}}, %{{.+}} : (tensor<?x?xi32>, tensor<1000x64xf32>) -> tensor<?x?x64xf32>
+  %e = tfm.embedding %ids, %table : (tensor<?x?xi32>, tensor<1000x64xf32>) -> tensor<?x?x64xf32>
+  // CHECK: tfm.split_heads %{{.+}} : tensor<?x?x64xf32> -> tensor<?x4x?x16xf32>
+  %h = tfm.split_heads %e : tensor<?x?x64xf32> -> tensor<?x4x?x16xf32>
+  // CHECK: tfm.merge_heads %{{.+}} : tensor<?x4x?x16xf32> -> tensor<?x?x64xf32>
+  %m = tfm.merge_heads %h : tensor<?x4x?x16xf32> -> tensor<?x?x64xf32>
+  return %m : tensor<?x?x64xf32>
+}
+
+// CHECK-LABEL: func.func @self_attention_gqa_rope
+func.func @self_attention_gqa_rope(%x: tensor<1x16x64xf32>, %wq: tensor<64x64xf32>,
+                                   %wk: tensor<16x64xf32>, %wv: tensor<16x64xf32>,
+                                   %wo: tensor<64x64xf32>, %pos: tensor<16xi32>,
+                                   %lengths: tensor<1xi32>) -> tensor<1x16x64xf32> {
+  // CHECK: tfm.self_attention %{{.+}} heads(8, 2) q(%{{.+}}) k(%{{.+}}) v(%{{.+}}) o(%{{.+}}) positions(%{{.+}}) kv_lengths(%{{.+}}) {mask = #tfm.mask<causal>, rope = #tfm.rope<theta = 1.000000e+04, style = half>}
+  %y = tfm.self_attention %x heads(8, 2) q(%wq) k(%wk) v(%wv) o(%wo) positions(%pos) kv_lengths(%lengths)
+      {mask = #tfm.mask<causal>, rope = #tfm.rope<theta = 1.0e+04, style = half>}
+      : (tensor<1x16x64xf32>, tensor<64x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>,
+         tensor<64x64xf32>, tensor<16xi32>, tensor<1xi32>) -> tensor<1x16x64xf32>
+  return %y : tensor<1x16x64xf32>
+}
+
+// CHECK-LABEL: func.func @self_attention_mha_biases
+func.func @self_attention_mha_biases(%x: tensor<?x?x32xf32>, %w: tensor<32x32xf32>,
+                                     %b: tensor<32xf32>) -> tensor<?x?x32xf32> {
+  // CHECK: tfm.self_attention %{{.+}} heads(4, 4) q(%{{.+}}, %{{.+}}) k(%{{.+}}, %{{.+}}) v(%{{.+}}, %{{.+}}) o(%{{.+}}, %{{.+}}) {mask = #tfm.mask<causal>}
+  %y = tfm.self_attention %x heads(4, 4) q(%w, %b) k(%w, %b) v(%w, %b) o(%w, %b)
+      {mask = #tfm.mask<causal>}
+      : (tensor<?x?x32xf32>, tensor<32x32xf32>, tensor<32xf32>, tensor<32x32xf32>, tensor<32xf32>,
+         tensor<32x32xf32>, tensor<32xf32>, tensor<32x32xf32>, tensor<32xf32>) -> tensor<?x?x32xf32>
+  return %y : tensor<?x?x32xf32>
+}
+
+// CHECK-LABEL: func.func @decoder_block_pre_rms_swiglu
+func.func @decoder_block_pre_rms_swiglu(%x: tensor<1x16x64xf32>, %g: tensor<64xf32>,
+                                        %wq: tensor<64x64xf32>, %wkv: tensor<16x64xf32>,
+                                        %wo: tensor<64x64xf32>, %wg: tensor<172x64xf32>,
+                                        %wu: tensor<172x64xf32>, %wd: tensor<64x172xf32>,
+                                        %pos: tensor<16xi32>) -> tensor<1x16x64xf32> {
+  // CHECK: tfm.decoder_block pre rms_norm %{{.+}} heads(8, 2) eps(9.99999974E-6) attn_norm(%{{.+}}) q(%{{.+}}) k(%{{.+}}) v(%{{.+}}) o(%{{.+}}) ffn_norm(%{{.+}}) swiglu gate(%{{.+}}) up(%{{.+}}) down(%{{.+}}) positions(%{{.+}}) {mask = #tfm.mask<sliding_window<8>>, rope = #tfm.rope<theta = 5.000000e+05, style = interleaved>}
+  %y = tfm.decoder_block pre rms_norm %x heads(8, 2) eps(1.0e-05)
+      attn_norm(%g) q(%wq) k(%wkv) v(%wkv) o(%wo)
+      ffn_norm(%g) swiglu gate(%wg) up(%wu) down(%wd) positions(%pos)
+      {mask = #tfm.mask<sliding_window<8>>, rope = #tfm.rope<theta = 5.0e+05, style = interleaved>}
+      : (tensor<1x16x64xf32>, tensor<64xf32>, tensor<64x64xf32>, tensor<16x64xf32>,
+         tensor<16x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<172x64xf32>,
+         tensor<172x64xf32>, tensor<64x172xf32>, tensor<16xi32>) -> tensor<1x16x64xf32>
+  return %y : tensor<1x16x64xf32>
+}
+
+// CHECK-LABEL: func.func @decoder_block_post_layer_norm_gelu
+func.func @decoder_block_post_layer_norm_gelu(%x: tensor<2x?x32xf16>, %g: tensor<32xf16>,
+                                              %w: tensor<32x32xf16>, %b: tensor<32xf16>,
+                                              %wu: tensor<128x32xf16>, %bu: tensor<128xf16>,
+                                              %wd: tensor<32x128xf16>, %wd_k: tensor<16x32xf16>,
+                                              %lengths: tensor<2xi64>)
+    -> tensor<2x?x32xf16> {
+  // CHECK: tfm.decoder_block post layer_norm %{{.+}} heads(2, 1) eps(9.99999974E-6) attn_norm(%{{.+}}, %{{.+}}) q(%{{.+}}, %{{.+}}) k(%{{.+}}) v(%{{.+}}) o(%{{.+}}, %{{.+}}) ffn_norm(%{{.+}}, %{{.+}}) gelu up(%{{.+}}, %{{.+}}) down(%{{.+}}, %{{.+}}) kv_lengths(%{{.+}})
+  %y = tfm.decoder_block post layer_norm %x heads(2, 1) eps(1.0e-05)
+      attn_norm(%g, %b) q(%w, %b) k(%wd_k) v(%wd_k) o(%w, %b)
+      ffn_norm(%g, %b) gelu up(%wu, %bu) down(%wd, %b) kv_lengths(%lengths)
+      : (tensor<2x?x32xf16>, tensor<32xf16>, tensor<32xf16>, tensor<32x32xf16>, tensor<32xf16>,
+         tensor<16x32xf16>, tensor<16x32xf16>, tensor<32x32xf16>, tensor<32xf16>,
+         tensor<32xf16>, tensor<32xf16>, tensor<128x32xf16>, tensor<128xf16>,
+         tensor<32x128xf16>, tensor<32xf16>, tensor<2xi64>) -> tensor<2x?x32xf16>
+  return %y : tensor<2x?x32xf16>
+}

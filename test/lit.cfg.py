@@ -1,0 +1,29 @@
+# lit configuration for the tfm test suite.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "tfm"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.tfm_obj_root, "test")
+
+llvm_config.use_default_substitutions()
+
+# Our tools first, then LLVM's (FileCheck, not, split-file, stock mlir-opt).
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.tfm_tools_dir, append_path=True)
+
+config.substitutions.append(("%shlibext", config.llvm_shlib_ext))
+config.substitutions.append(("%tfm_libs", config.tfm_libs_dir))
+config.substitutions.append(("%tfm_src", config.tfm_src_root))
+config.substitutions.append(("%tfm_obj", config.tfm_obj_root))
+config.substitutions.append(
+    ("%mlir_opt", os.path.join(config.llvm_tools_dir, "mlir-opt"))
+)
+
+llvm_config.add_tool_substitutions(["tfm-opt"], [config.tfm_tools_dir])
