@@ -1,0 +1,1 @@
+func.func @truncated(%x: tensor<2xf32>
