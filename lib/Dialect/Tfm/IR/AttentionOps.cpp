@@ -56,7 +56,10 @@ LogicalResult AttentionOp::verify() {
       failed(checkSize(op, "key head dim", key.getDimSize(kHead),
                        "query head dim", dims.headDim)))
     return failure();
-  if (dims.kvHeads == 0 || dims.queryHeads % dims.kvHeads != 0)
+  if (failed(checkPositive(op, "key head count", dims.kvHeads)) ||
+      failed(checkPositive(op, "query head dim", dims.headDim)))
+    return failure();
+  if (dims.queryHeads % dims.kvHeads != 0)
     return emitOpError() << "expected key head count (" << dims.kvHeads
                          << ") to divide query head count (" << dims.queryHeads
                          << ")";
@@ -139,8 +142,8 @@ struct FoldStructuredDenseMask : OpRewritePattern<AttentionOp> {
         structured = MaskAttr::getCausal(op.getContext());
     } else if (auto window = mask.getDefiningOp<SlidingWindowMaskOp>()) {
       if (coversScores(op, mask, window.getDynamicSizes()))
-        structured =
-            MaskAttr::getSlidingWindow(op.getContext(), window.getWindow());
+        structured = MaskAttr::getSlidingWindow(
+            op.getContext(), window.getWindowAttr().getInt());
     }
     if (!structured)
       return rewriter.notifyMatchFailure(op, "no structured mask producer");
@@ -220,8 +223,8 @@ static LogicalResult verifySquareMask(Operation *op,
   int64_t numDynamic = tensorType(result).getNumDynamicDims();
   if (static_cast<int64_t>(dynamicSizes.size()) != numDynamic)
     return op->emitOpError()
-           << "expected " << numDynamic << " dynamic size operands, got "
-           << dynamicSizes.size();
+           << "expected one size operand per dynamic dim (" << numDynamic
+           << "), got " << dynamicSizes.size();
   return success();
 }
 
@@ -230,9 +233,10 @@ LogicalResult CausalMaskOp::verify() {
 }
 
 LogicalResult SlidingWindowMaskOp::verify() {
-  if (getWindow() < 1)
-    return emitOpError() << "expected window to be at least 1, got "
-                         << getWindow();
+  // The attribute is signless: read it as signed.
+  int64_t window = getWindowAttr().getInt();
+  if (window < 1)
+    return emitOpError() << "expected window to be at least 1, got " << window;
   return verifySquareMask(getOperation(), getDynamicSizes());
 }
 

@@ -53,15 +53,16 @@ static LogicalResult verifyAttentionSublayer(OpTy op) {
                             << ") to be a multiple of query head count ("
                             << heads << ")";
   int64_t headDim = *qRows / heads;
-  FailureOr<int64_t> kRows = weightRows("k_weight", op.getKWeight());
-  FailureOr<int64_t> vRows = weightRows("v_weight", op.getVWeight());
-  if (failed(kRows) || failed(vRows))
-    return failure();
-  for (auto [name, rows] : {std::pair<StringRef, int64_t>{"k_weight", *kRows},
-                            {"v_weight", *vRows}}) {
-    if (rows != kvHeads * headDim)
+  int64_t kvRows = kvHeads * headDim;
+  for (auto [name, weight] : {std::pair<StringRef, Value>{"k_weight",
+                                                          op.getKWeight()},
+                              {"v_weight", op.getVWeight()}}) {
+    FailureOr<int64_t> rows = weightRows(name, weight);
+    if (failed(rows))
+      return failure();
+    if (*rows != kvRows)
       return op.emitOpError()
-             << "expected " << name << " rows (" << formatSize(rows)
+             << "expected " << name << " rows (" << formatSize(*rows)
              << ") to match key head count x head dim (" << kvHeads << " x "
              << headDim << ")";
   }
@@ -73,13 +74,13 @@ static LogicalResult verifyAttentionSublayer(OpTy op) {
                        dModel)))
     return failure();
 
-  for (auto [name, bias, size] :
-       {std::tuple<StringRef, Value, int64_t>{"q_bias", op.getQBias(), *qRows},
-        {"k_bias", op.getKBias(), *kRows},
-        {"v_bias", op.getVBias(), *vRows},
-        {"o_bias", op.getOBias(), dModel}}) {
-    if (bias && failed(checkVector(operation, name, bias, size,
-                                   (name.drop_back(4) + "weight rows").str(),
+  for (auto [name, bias, size, sizeName] :
+       {std::tuple<StringRef, Value, int64_t, StringRef>{
+            "q_bias", op.getQBias(), *qRows, "q_weight rows"},
+        {"k_bias", op.getKBias(), kvRows, "k_weight rows"},
+        {"v_bias", op.getVBias(), kvRows, "v_weight rows"},
+        {"o_bias", op.getOBias(), dModel, "model width"}}) {
+    if (bias && failed(checkVector(operation, name, bias, size, sizeName,
                                    elementType)))
       return failure();
   }

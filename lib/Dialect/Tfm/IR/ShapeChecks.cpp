@@ -5,6 +5,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::tfm;
 
@@ -96,18 +98,22 @@ LogicalResult tfm::detail::checkBroadcastable(Operation *op, StringRef name,
 
 LogicalResult tfm::detail::checkNonNegative(Operation *op, StringRef name,
                                        double value) {
-  if (value >= 0)
-    return success();
-  return op->emitOpError() << "expected " << name
-                           << " to be non-negative, got " << value;
+  if (!(value >= 0))
+    return op->emitOpError() << "expected " << name
+                             << " to be non-negative, got " << value;
+  if (std::isinf(value))
+    return op->emitOpError() << "expected " << name << " to be finite";
+  return success();
 }
 
 LogicalResult tfm::detail::checkPositive(Operation *op, StringRef name,
                                     double value) {
-  if (value > 0)
-    return success();
-  return op->emitOpError() << "expected " << name << " to be positive, got "
-                           << value;
+  if (!(value > 0))
+    return op->emitOpError() << "expected " << name << " to be positive, got "
+                             << value;
+  if (std::isinf(value))
+    return op->emitOpError() << "expected " << name << " to be finite";
+  return success();
 }
 
 FailureOr<int64_t> tfm::detail::checkProjectionWeight(Operation *op, StringRef name,

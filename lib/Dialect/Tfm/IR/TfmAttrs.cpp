@@ -29,29 +29,32 @@ MaskAttr MaskAttr::getBand(MLIRContext *context, int64_t left, int64_t right) {
 
 LogicalResult MaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                MaskKind kind, int64_t left, int64_t right) {
+  bool consistent = true;
   switch (kind) {
   case MaskKind::none:
-    if (left != kUnbounded || right != kUnbounded)
-      return emitError() << "a 'none' mask has no bounds";
-    return success();
+    consistent = left == kUnbounded && right == kUnbounded;
+    break;
   case MaskKind::causal:
-    if (left != kUnbounded || right != 0)
-      return emitError() << "a causal mask is the band (-inf, 0]";
-    return success();
+    consistent = left == kUnbounded && right == 0;
+    break;
   case MaskKind::sliding_window:
     if (left < 0)
       return emitError() << "sliding window size must be at least 1, got "
                          << left + 1;
-    if (right != 0)
-      return emitError() << "a sliding window ends at the query position";
-    return success();
+    consistent = right == 0;
+    break;
   case MaskKind::band:
     if (left < 0 || right < 0)
       return emitError() << "band extents must be non-negative, got <" << left
                          << ", " << right << ">";
-    return success();
+    break;
   }
-  llvm_unreachable("unknown mask kind");
+  // Only reachable from C++: the parser derives these bounds from the kind.
+  if (!consistent)
+    return emitError() << "bounds (" << left << ", " << right
+                       << ") do not describe a '" << stringifyMaskKind(kind)
+                       << "' mask";
+  return success();
 }
 
 bool MaskAttr::isVisible(int64_t query, int64_t key) const {
@@ -107,9 +110,16 @@ Attribute MaskAttr::parse(AsmParser &parser, Type) {
     break;
   case MaskKind::sliding_window: {
     int64_t window;
+    SMLoc windowLoc = parser.getCurrentLocation();
     if (parser.parseLess() || parser.parseInteger(window) ||
         parser.parseGreater())
       return {};
+    // Checked here, before `window - 1` could overflow.
+    if (window < 1) {
+      parser.emitError(windowLoc)
+          << "sliding window size must be at least 1, got " << window;
+      return {};
+    }
     left = window - 1;
     right = 0;
     break;
