@@ -8,7 +8,8 @@ from lit.llvm import llvm_config
 config.name = "tfm"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs",
+                   "harness.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tfm_obj_root, "test")
 
@@ -27,3 +28,11 @@ config.substitutions.append(
 )
 
 llvm_config.add_tool_substitutions(["tfm-opt"], [config.tfm_tools_dir])
+
+# End-to-end tests run Debian's python3 (it has NumPy) with the tfm package
+# and the test harness importable, and find the tools of this build.
+config.substitutions.append(("%python", "/usr/bin/python3"))
+config.environment["PYTHONPATH"] = os.pathsep.join(
+    [os.path.join(config.tfm_src_root, "python"),
+     os.path.join(config.tfm_src_root, "test", "Integration")])
+config.environment["TFM_BUILD_DIR"] = config.tfm_obj_root

@@ -40,4 +40,44 @@ def TfmDecomposePass : Pass<"tfm-decompose"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def TfmExposeEntryPointsPass
+    : Pass<"tfm-expose-entry-points", "::mlir::ModuleOp"> {
+  let summary = "rewrite public functions into the C-callable entry-point ABI";
+  let description = [{
+    Rewrites every public function with a body from
+    `(tensor inputs) -> (tensor results)` into
+    `(memref inputs, memref outputs) -> ()` carrying
+    `llvm.emit_c_interface`, so a caller passes memref descriptors to
+    `_mlir_ciface_<name>` and owns every buffer (docs/DESIGN.md, entry-point
+    ABI). Inputs are read through `bufferization.to_tensor ... restrict`;
+    results are written into the output buffers with
+    `bufferization.materialize_in_destination ... restrict writable`, so
+    bufferization computes them in place and no copy or hidden allocation
+    crosses the boundary. Input and output buffers must not alias.
+
+    Before:
+
+    ```mlir
+    func.func @f(%x: tensor<?x64xf32>) -> tensor<?x64xf32>
+    ```
+
+    After:
+
+    ```mlir
+    func.func @f(%x: memref<?x64xf32>, %out: memref<?x64xf32>)
+        attributes {llvm.emit_c_interface} {
+      %t = bufferization.to_tensor %x restrict : memref<?x64xf32> to tensor<?x64xf32>
+      ...
+      bufferization.materialize_in_destination %r in restrict writable %out
+          : (tensor<?x64xf32>, memref<?x64xf32>) -> ()
+      return
+    }
+    ```
+
+    Arguments and results that are not ranked tensors are rejected.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 #endif // TFM_DIALECT_TFM_TRANSFORMS_PASSES_TD

@@ -1,0 +1,39 @@
+//===- Pipelines.h - tfm lowering pipelines ---------------------*- C++ -*-===//
+//
+// The only place pass order is written. tfm-compile calls these builders and
+// tfm-opt registers them, so `tfm-opt --tfm-lower-to-llvm-pipeline`
+// reproduces exactly what the driver runs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFM_PIPELINES_PIPELINES_H
+#define TFM_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir {
+class OpPassManager;
+
+namespace tfm {
+
+struct TfmLowerToLLVMPipelineOptions
+    : public PassPipelineOptions<TfmLowerToLLVMPipelineOptions> {
+  PassOptions::Option<bool> exposeEntryPoints{
+      *this, "expose-entry-points",
+      llvm::cl::desc("Rewrite public functions into the memref entry-point "
+                     "ABI (tfm-expose-entry-points) before bufferization"),
+      llvm::cl::init(true)};
+};
+
+/// tfm ops on tensors -> LLVM dialect, through the reference lowering
+/// (convert-tfm-to-linalg), one-shot bufferization and loops.
+void buildTfmLowerToLLVMPipeline(OpPassManager &pm,
+                                 const TfmLowerToLLVMPipelineOptions &options);
+
+/// Registers every tfm pipeline with the global pipeline registry.
+void registerTfmPipelines();
+
+} // namespace tfm
+} // namespace mlir
+
+#endif // TFM_PIPELINES_PIPELINES_H

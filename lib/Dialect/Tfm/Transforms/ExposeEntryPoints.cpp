@@ -1,0 +1,85 @@
+//===- ExposeEntryPoints.cpp - the C-callable entry-point ABI --------------===//
+
+#include "tfm/Dialect/Tfm/Transforms/Passes.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::tfm {
+#define GEN_PASS_DEF_TFMEXPOSEENTRYPOINTSPASS
+#include "tfm/Dialect/Tfm/Transforms/Passes.h.inc"
+} // namespace mlir::tfm
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+/// The identity-layout memref with the shape and element type of `type`.
+static MemRefType bufferTypeFor(RankedTensorType type) {
+  return MemRefType::get(type.getShape(), type.getElementType());
+}
+
+/// (tensor inputs) -> (tensor results) becomes (memref inputs, memref
+/// outputs) -> (): inputs are wrapped with restrict to_tensor, results are
+/// materialized into the output buffers.
+static LogicalResult exposeEntryPoint(func::FuncOp func) {
+  FunctionType type = func.getFunctionType();
+  for (Type input : type.getInputs())
+    if (!isa<RankedTensorType>(input))
+      return func.emitError() << "entry point argument of type " << input
+                              << " is not a ranked tensor";
+  for (Type result : type.getResults())
+    if (!isa<RankedTensorType>(result))
+      return func.emitError() << "entry point result of type " << result
+                              << " is not a ranked tensor";
+
+  Block &entry = func.getBody().front();
+  OpBuilder builder = OpBuilder::atBlockBegin(&entry);
+  for (BlockArgument argument : entry.getArguments()) {
+    auto tensorType = cast<RankedTensorType>(argument.getType());
+    argument.setType(bufferTypeFor(tensorType));
+    auto toTensor = bufferization::ToTensorOp::create(
+        builder, func.getLoc(), tensorType, argument, /*restrict=*/true);
+    argument.replaceAllUsesExcept(toTensor, toTensor);
+  }
+
+  SmallVector<Value> outputs;
+  for (Type result : type.getResults())
+    outputs.push_back(entry.addArgument(
+        bufferTypeFor(cast<RankedTensorType>(result)), func.getLoc()));
+
+  for (Block &block : func.getBody()) {
+    auto ret = dyn_cast<func::ReturnOp>(block.getTerminator());
+    if (!ret)
+      continue;
+    OpBuilder atReturn(ret);
+    for (auto [value, output] : llvm::zip(ret.getOperands(), outputs))
+      bufferization::MaterializeInDestinationOp::create(
+          atReturn, ret.getLoc(), TypeRange(), value, output,
+          /*restrict=*/true, /*writable=*/true);
+    func::ReturnOp::create(atReturn, ret.getLoc());
+    ret.erase();
+  }
+
+  func.setFunctionType(
+      FunctionType::get(func.getContext(), entry.getArgumentTypes(), {}));
+  func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                UnitAttr::get(func.getContext()));
+  return success();
+}
+
+namespace {
+struct TfmExposeEntryPointsPass
+    : tfm::impl::TfmExposeEntryPointsPassBase<TfmExposeEntryPointsPass> {
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (func.isPrivate() || func.isExternal())
+        continue;
+      if (failed(exposeEntryPoint(func)))
+        return signalPassFailure();
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,68 @@
+//===- CPUPipeline.cpp - tfm-lower-to-llvm-pipeline ------------------------===//
+
+#include "tfm/Pipelines/Pipelines.h"
+
+#include "tfm/Conversion/Passes.h"
+#include "tfm/Dialect/Tfm/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+void mlir::tfm::buildTfmLowerToLLVMPipeline(
+    OpPassManager &pm, const TfmLowerToLLVMPipelineOptions &options) {
+  // tfm: fold masks-as-data into structure, then lower to linalg on tensors.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createConvertTfmToLinalgPass());
+  pm.addPass(createConvertElementwiseToLinalgPass()); // residual arith.addf
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  // Buffers: caller-owned inputs and outputs, everything else on the heap
+  // and freed by the deallocation pipeline.
+  if (options.exposeEntryPoints)
+    pm.addPass(createTfmExposeEntryPointsPass());
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::buildBufferDeallocationPipeline(pm);
+
+  // Loops and the LLVM dialect.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  // bf16 conversions become integer code: no compiler-rt dependency.
+  arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true;
+  pm.addPass(arith::createArithExpandOpsPass(expand));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::tfm::registerTfmPipelines() {
+  PassPipelineRegistration<TfmLowerToLLVMPipelineOptions>(
+      "tfm-lower-to-llvm-pipeline",
+      "Lower tfm ops to the LLVM dialect through the reference lowering",
+      buildTfmLowerToLLVMPipeline);
+}

@@ -1,0 +1,137 @@
+# RUN: %python %s %t
+#
+# tfm.attention through the reference lowering against the float64 oracle:
+# every mask kind, MHA / GQA (4:1) / MQA, Sq != Skv, odd sizes, fully masked
+# rows, |scores| near 1e4, bias, softcap, dynamic shapes at two sizes, and
+# f16/bf16 inputs.
+
+import sys
+
+import numpy as np
+
+from harness import Suite, rounded, tensor
+from tfm import reference
+
+rng = np.random.default_rng(20261122)
+suite = Suite(sys.argv[1])
+
+
+def mask_attr(mask):
+    if mask is None:
+        return None
+    if mask == "causal":
+        return "#tfm.mask<causal>"
+    if mask[0] == "sliding_window":
+        return f"#tfm.mask<sliding_window<{mask[1]}>>"
+    return f"#tfm.mask<band<{mask[1]}, {mask[2]}>>"
+
+
+def add_attention(name, batch, q_heads, kv_heads, q_len, kv_len, head_dim,
+                  value_dim=None, element="f32", mask=None, kv_lengths=None,
+                  dense_mask=None, bias=None, scale=None, softcap=None,
+                  dynamic=False, query=None, key=None, value=None, entry=None,
+                  define=True):
+    value_dim = value_dim or head_dim
+    query = rng.standard_normal((batch, q_heads, q_len, head_dim)) if query is None else query
+    key = rng.standard_normal((batch, kv_heads, kv_len, head_dim)) if key is None else key
+    value = rng.standard_normal((batch, kv_heads, kv_len, value_dim)) if value is None else value
+    inputs = [(query, element), (key, element), (value, element)]
+    b, sq, skv = (None, None, None) if dynamic else (batch, q_len, kv_len)
+    types = [tensor((b, q_heads, sq, head_dim), element),
+             tensor((b, kv_heads, skv, head_dim), element),
+             tensor((b, kv_heads, skv, value_dim), element)]
+    clauses = []
+    if kv_lengths is not None:
+        inputs.append((np.asarray(kv_lengths), "i32"))
+        types.append(tensor((b,), "i32"))
+        clauses.append("kv_lengths(%a3)")
+    if dense_mask is not None:
+        inputs.append((dense_mask, "i1"))
+        types.append(tensor(dense_mask.shape, "i1"))
+        clauses.append(f"dense_mask(%a{len(types) - 1})")
+    if bias is not None:
+        inputs.append((bias, element))
+        types.append(tensor(bias.shape, element))
+        clauses.append(f"bias(%a{len(types) - 1})")
+    attrs = []
+    if mask_attr(mask):
+        attrs.append(f"mask = {mask_attr(mask)}")
+    if scale is not None:
+        attrs.append(f"scale = {scale!r} : f32")
+    if softcap is not None:
+        attrs.append(f"softcap = {softcap!r} : f32")
+    result = tensor((b, q_heads, sq, value_dim), element)
+    args = ", ".join(f"%a{i}: {t}" for i, t in enumerate(types))
+    operands = ", ".join(f"%a{i}" for i in range(3))
+    attr_dict = " {" + ", ".join(attrs) + "}" if attrs else ""
+    function = f"""
+func.func @{entry or name}({args}) -> {result} {{
+  %o = tfm.attention {operands} {' '.join(clauses)}{attr_dict}
+      : ({', '.join(types)}) -> {result}
+  return %o : {result}
+}}""" if define else None
+    expected = reference.attention(
+        rounded(query, element), rounded(key, element), rounded(value, element),
+        mask=mask, kv_lengths=kv_lengths, dense_mask=dense_mask,
+        bias=None if bias is None else rounded(bias, element), scale=scale,
+        softcap=softcap)
+    suite.add(name, function, inputs, expected, element, entry=entry)
+
+
+# Every mask kind with MHA, GQA 4:1 and MQA.
+for heads, kv_heads, tag in [(4, 4, "mha"), (8, 2, "gqa_4_to_1"), (4, 1, "mqa")]:
+    for mask, mask_tag in [(None, "none"), ("causal", "causal"),
+                           (("sliding_window", 3), "window_3"),
+                           (("band", 2, 1), "band_2_1")]:
+        add_attention(f"{tag}_{mask_tag}", 2, heads, kv_heads, 7, 7, 16, mask=mask)
+
+# Sq != Skv: bottom-right alignment (a KV cache), and decode (Sq = 1).
+add_attention("causal_prefix_5_of_9", 1, 4, 2, 5, 9, 16, mask="causal")
+add_attention("window_4_decode", 2, 8, 2, 1, 33, 16, mask=("sliding_window", 4))
+add_attention("band_sq_gt_skv", 1, 2, 2, 9, 5, 8, mask=("band", 1, 1))
+
+# Odd sizes: S = 1, 7, 100; D = 80; Dv != D.
+add_attention("single_query_single_key", 1, 2, 1, 1, 1, 16)
+add_attention("seq_100_d_80_causal", 1, 2, 1, 100, 100, 80, mask="causal")
+add_attention("value_dim_24", 1, 4, 2, 7, 11, 16, value_dim=24, mask="causal")
+
+# Fully masked rows: kv length 0 for one batch, and dense masks with empty rows.
+add_attention("kv_lengths_with_empty_batch", 3, 4, 2, 7, 7, 16, mask="causal",
+              kv_lengths=[7, 0, 3])
+dense = rng.random((2, 1, 7, 9)) < 0.6
+dense[0, 0, 2, :] = False
+dense[1, 0, 6, :] = False
+add_attention("dense_mask_with_empty_rows", 2, 4, 2, 7, 9, 16, dense_mask=dense)
+add_attention("window_without_visible_keys", 1, 2, 2, 4, 4, 8,
+              mask=("sliding_window", 2), kv_lengths=[1])
+
+# Large scores (|s| near 1e4). Inputs are small integers so every f32 product
+# and sum is exact: the test isolates the max-subtracted softmax from f32
+# rounding of the logits, which no implementation could avoid.
+q_int = rng.integers(-8, 9, (1, 2, 7, 64)).astype(np.float64)
+k_int = 64.0 * q_int + rng.integers(-8, 9, (1, 2, 7, 64))
+scores = np.abs((q_int @ k_int.transpose(0, 1, 3, 2)) / 8.0).max()
+assert scores > 5e3, scores
+add_attention("large_scores_near_1e4", 1, 2, 2, 7, 7, 64, mask="causal",
+              query=q_int, key=k_int)
+
+# Bias (ALiBi-style per-head slopes broadcast over batch), scale, softcap.
+slopes = 2.0 ** -np.arange(1, 5)
+distance = np.arange(9)[None, :] - np.arange(9)[:, None]
+alibi = (slopes[:, None, None] * np.minimum(distance, 0))  # [Hq, Sq, Skv]
+add_attention("alibi_bias_causal", 2, 4, 2, 9, 9, 16, mask="causal", bias=alibi)
+add_attention("explicit_scale", 1, 2, 1, 5, 6, 16, scale=0.3)
+add_attention("softcap_2", 1, 4, 2, 7, 7, 16, mask="causal", softcap=2.0, scale=1.5)
+
+# Dynamic batch and sequence lengths: one function, two sizes.
+add_attention("dynamic_gqa_causal_small", 1, 8, 2, 5, 5, 16, mask="causal",
+              dynamic=True, entry="dynamic_gqa_causal")
+add_attention("dynamic_gqa_causal_large", 3, 8, 2, 19, 23, 16, mask="causal",
+              dynamic=True, entry="dynamic_gqa_causal", define=False)
+
+# f16 and bf16 inputs accumulate in f32.
+add_attention("f16_gqa_causal", 2, 8, 2, 13, 13, 32, element="f16", mask="causal")
+add_attention("bf16_mqa_window", 1, 4, 1, 17, 17, 32, element="bf16",
+              mask=("sliding_window", 5))
+
+suite.run()

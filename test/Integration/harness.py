@@ -1,0 +1,83 @@
+"""End-to-end test harness: compiles tfm functions, runs them on random
+inputs and compares with the float64 reference.
+
+A test script adds cases to a `Suite`; `Suite.run()` compiles every case's
+function into one shared library (tfm-lower-to-llvm-pipeline), calls each,
+prints one line per case with its error, and exits non-zero if any case
+exceeds its tolerance. Error is max-norm relative: max|out - ref| / max|ref|.
+"""
+
+import pathlib
+import sys
+
+import numpy as np
+
+from tfm import compiler, runtime
+
+# Stated tolerances (max-norm relative error against float64).
+TOLERANCE = {"f32": 1e-5, "f16": 1e-2, "bf16": 1e-2}
+
+_NUMPY = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i64": np.int64,
+          "i1": np.bool_}
+
+
+def tensor(shape, element):
+    """MLIR tensor type text; `None` in `shape` is a dynamic dim."""
+    dims = "".join(("?" if d is None else str(d)) + "x" for d in shape)
+    return f"tensor<{dims}{element}>"
+
+
+def to_device(array, element):
+    """A NumPy array in the layout an entry point expects for `element`."""
+    if element == "bf16":
+        return runtime.to_bf16(array)
+    return np.ascontiguousarray(np.asarray(array).astype(_NUMPY[element]))
+
+
+def from_device(array, element):
+    if element == "bf16":
+        return runtime.from_bf16(array).astype(np.float64)
+    return np.asarray(array, dtype=np.float64)
+
+
+def rounded(array, element):
+    """What the compiled code actually receives, as float64 (inputs rounded
+    to `element` before the reference sees them)."""
+    return from_device(to_device(array, element), element)
+
+
+class Suite:
+    def __init__(self, workdir):
+        self.workdir = pathlib.Path(workdir)
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.cases = []
+
+    def add(self, name, function, inputs, expected, element, *, entry=None,
+            tolerance=None):
+        """Calls entry point `entry` (default `name`) on `inputs`, a list of
+        (array, element type) in argument order, and compares with the
+        float64 `expected`; `element` is the result's element type.
+        `function` is the MLIR text defining the entry point, or None when an
+        earlier case defined it (dynamic shapes called at several sizes)."""
+        self.cases.append((name, entry or name, function or "", inputs,
+                           np.asarray(expected), element,
+                           tolerance or TOLERANCE[element]))
+
+    def run(self):
+        source = "\n".join(case[2] for case in self.cases)
+        library = runtime.Library(
+            compiler.compile_mlir(source, self.workdir / "suite.so"))
+        failures = 0
+        for name, entry, _, inputs, expected, element, tolerance in self.cases:
+            arguments = [to_device(a, e) for a, e in inputs]
+            output = to_device(np.zeros(expected.shape), element)
+            library.call(entry, arguments, [output])
+            actual = from_device(output, element)
+            scale = max(np.abs(expected).max(initial=0.0), 1e-30)
+            error = np.abs(actual - expected).max(initial=0.0) / scale
+            ok = np.isfinite(actual).all() and error <= tolerance
+            failures += not ok
+            print(f"{'PASS' if ok else 'FAIL'} {name}: error {error:.2e} "
+                  f"(tolerance {tolerance:.0e})")
+        print(f"{len(self.cases) - failures} of {len(self.cases)} cases passed")
+        sys.exit(1 if failures else 0)
