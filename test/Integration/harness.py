@@ -15,7 +15,7 @@ import numpy as np
 from tfm import compiler, runtime
 
 # Stated tolerances (max-norm relative error against float64).
-TOLERANCE = {"f32": 1e-5, "f16": 1e-2, "bf16": 1e-2}
+TOLERANCE = {"f32": 1e-5, "f16": 1e-2, "bf16": 1e-2, "i1": 0.0}
 
 _NUMPY = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i64": np.int64,
           "i1": np.bool_}
@@ -62,6 +62,24 @@ class Suite:
         self.cases.append((name, entry or name, function or "", inputs,
                            np.asarray(expected), element,
                            tolerance or TOLERANCE[element]))
+
+    def add_op(self, name, op, inputs, result_shape, element, expected, *,
+               tolerance=None, types=None, functional=True):
+        """A one-op case: `op` is the op's text up to its type, naming the
+        arguments %a0, %a1, ...; `inputs` are (array, element type) pairs;
+        `types` overrides argument types (for dynamic dims); `functional` is
+        False for ops printed `operand-type -> result-type`."""
+        types = types or [tensor(np.shape(a), e) for a, e in inputs]
+        result = tensor(result_shape, element)
+        args = ", ".join(f"%a{i}: {t}" for i, t in enumerate(types))
+        if functional:
+            signature = f"({', '.join(types)}) -> {result}"
+        else:  # `operand-type -> result-type`, or just the result type
+            signature = " -> ".join(types + [result])
+        function = (f"func.func @{name}({args}) -> {result} {{\n"
+                    f"  %r = {op} : {signature}\n"
+                    f"  return %r : {result}\n}}")
+        self.add(name, function, inputs, expected, element, tolerance=tolerance)
 
     def run(self):
         source = "\n".join(case[2] for case in self.cases)

@@ -170,9 +170,10 @@ struct AttentionLowering : OpConversionPattern<AttentionOp> {
                                                  quotient);
           return LinalgBuilder::fromF32(b, loc, result, elementType);
         });
-    rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(
-        op, op.getType(), normalized,
+    Value collapsed = tensor::CollapseShapeOp::create(
+        rewriter, loc, normalized,
         SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
+    LinalgBuilder::replaceOp(rewriter, op, collapsed);
     return success();
   }
 
@@ -291,7 +292,7 @@ struct CausalMaskLowering : OpConversionPattern<CausalMaskOp> {
   LogicalResult
   matchAndRewrite(CausalMaskOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, materializeSquareMask(
+    LinalgBuilder::replaceOp(rewriter, op, materializeSquareMask(
                                rewriter, op.getLoc(), op.getType(),
                                adaptor.getDynamicSizes(),
                                MaskAttr::getCausal(op.getContext())));
@@ -306,7 +307,7 @@ struct SlidingWindowMaskLowering : OpConversionPattern<SlidingWindowMaskOp> {
                   ConversionPatternRewriter &rewriter) const override {
     MaskAttr mask = MaskAttr::getSlidingWindow(op.getContext(),
                                                op.getWindowAttr().getInt());
-    rewriter.replaceOp(op, materializeSquareMask(rewriter, op.getLoc(),
+    LinalgBuilder::replaceOp(rewriter, op, materializeSquareMask(rewriter, op.getLoc(),
                                                  op.getType(),
                                                  adaptor.getDynamicSizes(),
                                                  mask));
@@ -337,7 +338,7 @@ struct PaddingMaskLowering : OpConversionPattern<PaddingMaskOp> {
                                        linalg::IndexOp::create(b, loc, 3),
                                        length);
         });
-    rewriter.replaceOp(op, result);
+    LinalgBuilder::replaceOp(rewriter, op, result);
     return success();
   }
 };

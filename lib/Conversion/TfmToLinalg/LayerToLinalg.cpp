@@ -113,7 +113,7 @@ struct RMSNormLowering : OpConversionPattern<RMSNormOp> {
         lb, x, Value(), [](OpBuilder &b, Location loc, Value v, Value) {
           return arith::MulFOp::create(b, loc, v, v).getResult();
         });
-    rewriter.replaceOp(op, normalize(lb, x, Value(), sumSquares,
+    LinalgBuilder::replaceOp(rewriter, op, normalize(lb, x, Value(), sumSquares,
                                      adaptor.getWeight(), Value(),
                                      op.getEps().convertToDouble(),
                                      op.getType().getElementType()));
@@ -148,7 +148,7 @@ struct LayerNormLowering : OpConversionPattern<LayerNormOp> {
           Value centered = arith::SubFOp::create(b, loc, v, m);
           return arith::MulFOp::create(b, loc, centered, centered).getResult();
         });
-    rewriter.replaceOp(op, normalize(lb, x, mean, sumSquares,
+    LinalgBuilder::replaceOp(rewriter, op, normalize(lb, x, mean, sumSquares,
                                      adaptor.getWeight(), adaptor.getBias(),
                                      op.getEps().convertToDouble(),
                                      op.getType().getElementType()));
@@ -190,7 +190,7 @@ struct LinearLowering : OpConversionPattern<LinearOp> {
                   ConversionPatternRewriter &rewriter) const override {
     LinalgBuilder lb(rewriter, op.getLoc());
     Value acc = lb.projectF32(adaptor.getInput(), adaptor.getWeight());
-    rewriter.replaceOp(op, finishProjection(lb, acc, adaptor.getBias(),
+    LinalgBuilder::replaceOp(rewriter, op, finishProjection(lb, acc, adaptor.getBias(),
                                             op.getType().getElementType()));
     return success();
   }
@@ -282,7 +282,7 @@ struct FFNLowering : OpConversionPattern<FFNOp> {
                                 activation);
     }
     Value down = lb.projectF32(hidden, adaptor.getDownWeight());
-    rewriter.replaceOp(op, finishProjection(lb, down, adaptor.getDownBias(),
+    LinalgBuilder::replaceOp(rewriter, op, finishProjection(lb, down, adaptor.getDownBias(),
                                             op.getType().getElementType()));
     return success();
   }
@@ -371,7 +371,7 @@ struct RopeLowering : OpConversionPattern<RopeOp> {
           return arith::TruncFOp::create(b, loc, type.getElementType(),
                                          rotated);
         });
-    rewriter.replaceOp(op, result);
+    LinalgBuilder::replaceOp(rewriter, op, result);
     return success();
   }
 };
@@ -390,8 +390,9 @@ struct SplitHeadsLowering : OpConversionPattern<SplitHeadsOp> {
     SmallVector<OpFoldResult> expandedSizes{sizes[0], sizes[1],
                                             rewriter.getIndexAttr(heads),
                                             rewriter.getIndexAttr(headDim)};
+    auto inputType = cast<RankedTensorType>(x.getType());
     auto expandedType = RankedTensorType::get(
-        {type.getDimSize(0), type.getDimSize(2), heads, headDim},
+        {inputType.getDimSize(0), inputType.getDimSize(1), heads, headDim},
         type.getElementType());
     Value expanded = tensor::ExpandShapeOp::create(
         rewriter, op.getLoc(), expandedType, x,
@@ -401,7 +402,7 @@ struct SplitHeadsLowering : OpConversionPattern<SplitHeadsOp> {
                           type.getElementType());
     auto transpose = linalg::TransposeOp::create(
         rewriter, op.getLoc(), expanded, init, ArrayRef<int64_t>{0, 2, 1, 3});
-    rewriter.replaceOp(op, transpose.getResult()[0]);
+    LinalgBuilder::replaceOp(rewriter, op, transpose.getResult()[0]);
     return success();
   }
 };
@@ -419,9 +420,10 @@ struct MergeHeadsLowering : OpConversionPattern<MergeHeadsOp> {
                           op.getType().getElementType());
     auto transpose = linalg::TransposeOp::create(
         rewriter, op.getLoc(), x, init, ArrayRef<int64_t>{0, 2, 1, 3});
-    rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(
-        op, op.getType(), transpose.getResult()[0],
+    Value collapsed = tensor::CollapseShapeOp::create(
+        rewriter, op.getLoc(), transpose.getResult()[0],
         SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+    LinalgBuilder::replaceOp(rewriter, op, collapsed);
     return success();
   }
 };
@@ -446,7 +448,7 @@ struct EmbeddingLowering : OpConversionPattern<EmbeddingOp> {
           return tensor::ExtractOp::create(b, loc, table,
                                            ValueRange{row, column});
         });
-    rewriter.replaceOp(op, result);
+    LinalgBuilder::replaceOp(rewriter, op, result);
     return success();
   }
 };

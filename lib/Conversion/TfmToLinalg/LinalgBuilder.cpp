@@ -116,3 +116,11 @@ Value LinalgBuilder::fromF32(OpBuilder &b, Location loc, Value scalar,
 Value LinalgBuilder::constantF32(OpBuilder &b, Location loc, double value) {
   return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
 }
+
+void LinalgBuilder::replaceOp(RewriterBase &rewriter, Operation *op,
+                              Value value) {
+  Type type = op->getResult(0).getType();
+  if (value.getType() != type)
+    value = tensor::CastOp::create(rewriter, op->getLoc(), type, value);
+  rewriter.replaceOp(op, value);
+}

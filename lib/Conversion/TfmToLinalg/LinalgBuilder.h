@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
 
 namespace mlir::tfm {
 
@@ -64,6 +65,10 @@ public:
   static Value toF32(OpBuilder &b, Location loc, Value scalar);
   static Value fromF32(OpBuilder &b, Location loc, Value scalar, Type type);
   static Value constantF32(OpBuilder &b, Location loc, double value);
+
+  /// Replaces `op` by `value`, with a tensor.cast when the op's result type
+  /// is more (or less) static than what the lowering computed.
+  static void replaceOp(RewriterBase &rewriter, Operation *op, Value value);
 
 private:
   OpBuilder &b;
