@@ -56,9 +56,13 @@ LogicalResult AttentionOp::verify() {
       failed(checkSize(op, "key head dim", key.getDimSize(kHead),
                        "query head dim", dims.headDim)))
     return failure();
-  if (failed(checkPositive(op, "key head count", dims.kvHeads)) ||
-      failed(checkPositive(op, "query head dim", dims.headDim)))
-    return failure();
+  for (auto [name, size] : {std::pair<StringRef, int64_t>{"key head count",
+                                                          dims.kvHeads},
+                            {"query head dim", dims.headDim}}) {
+    if (size < 1)
+      return emitOpError() << "expected " << name << " to be positive, got "
+                           << size;
+  }
   if (dims.queryHeads % dims.kvHeads != 0)
     return emitOpError() << "expected key head count (" << dims.kvHeads
                          << ") to divide query head count (" << dims.queryHeads

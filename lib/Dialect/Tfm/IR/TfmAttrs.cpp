@@ -110,9 +110,10 @@ Attribute MaskAttr::parse(AsmParser &parser, Type) {
     break;
   case MaskKind::sliding_window: {
     int64_t window;
+    if (parser.parseLess())
+      return {};
     SMLoc windowLoc = parser.getCurrentLocation();
-    if (parser.parseLess() || parser.parseInteger(window) ||
-        parser.parseGreater())
+    if (parser.parseInteger(window) || parser.parseGreater())
       return {};
     // Checked here, before `window - 1` could overflow.
     if (window < 1) {
@@ -152,8 +153,8 @@ void MaskAttr::print(AsmPrinter &printer) const {
 
 LogicalResult RopeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                APFloat theta, RopeStyle) {
-  if (!(theta.convertToDouble() > 0))
-    return emitError() << "rope theta must be positive, got "
+  if (!(theta.convertToDouble() > 0) || theta.isInfinity())
+    return emitError() << "rope theta must be positive and finite, got "
                        << theta.convertToDouble();
   return success();
 }
