@@ -19,17 +19,19 @@
 using namespace mlir;
 using namespace mlir::tfm;
 
-void mlir::tfm::buildTfmLowerToLLVMPipeline(
-    OpPassManager &pm, const TfmLowerToLLVMPipelineOptions &options) {
-  // tfm: fold masks-as-data into structure, then lower to linalg on tensors.
+void mlir::tfm::buildTfmToLinalgStage(OpPassManager &pm) {
+  // Fold masks-as-data into structure, then lower to linalg on tensors.
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createConvertTfmToLinalgPass());
   pm.addPass(createConvertElementwiseToLinalgPass()); // residual arith.addf
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+}
 
-  // Buffers: caller-owned inputs and outputs, everything else on the heap
-  // and freed by the deallocation pipeline.
+void mlir::tfm::buildTfmBufferizationStage(
+    OpPassManager &pm, const TfmLowerToLLVMPipelineOptions &options) {
+  // Caller-owned inputs and outputs, everything else on the heap and freed
+  // by the deallocation pipeline.
   if (options.exposeEntryPoints)
     pm.addPass(createTfmExposeEntryPointsPass());
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
@@ -39,8 +41,9 @@ void mlir::tfm::buildTfmLowerToLLVMPipeline(
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   bufferization::buildBufferDeallocationPipeline(pm);
+}
 
-  // Loops and the LLVM dialect.
+void mlir::tfm::buildTfmToLLVMDialectStage(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
@@ -58,6 +61,13 @@ void mlir::tfm::buildTfmLowerToLLVMPipeline(
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::tfm::buildTfmLowerToLLVMPipeline(
+    OpPassManager &pm, const TfmLowerToLLVMPipelineOptions &options) {
+  buildTfmToLinalgStage(pm);
+  buildTfmBufferizationStage(pm, options);
+  buildTfmToLLVMDialectStage(pm);
 }
 
 void mlir::tfm::registerTfmPipelines() {

@@ -1,21 +1,20 @@
-"""Compiles tfm MLIR into a shared library with the project's tools.
+"""Compiles tfm MLIR or a model description into a shared library.
 
-The pipeline itself lives in C++ (`tfm-lower-to-llvm-pipeline`): this module
-only runs the tools, in order, and reports the exact command that failed.
+Everything goes through the `tfm-compile` driver: the pipeline lives in C++,
+this module only runs the tool and reports the exact command that failed.
 """
 
+import json
 import os
 import pathlib
 import subprocess
+import tempfile
 
-LLVM_BIN = pathlib.Path("/usr/lib/llvm-22/bin")
 
-
-def _tfm_tools():
+def _tfm_compile():
     build = os.environ.get("TFM_BUILD_DIR")
-    if build:
-        return pathlib.Path(build) / "bin"
-    return pathlib.Path(__file__).resolve().parents[2] / "build" / "bin"
+    root = pathlib.Path(build) if build else pathlib.Path(__file__).resolve().parents[2] / "build"
+    return root / "bin" / "tfm-compile"
 
 
 class CompileError(RuntimeError):
@@ -26,20 +25,36 @@ def _run(command, stdin=None):
     result = subprocess.run(command, input=stdin, capture_output=True, text=True)
     if result.returncode != 0:
         raise CompileError(
-            "command failed: " + " ".join(map(str, command)) + "\n" + result.stderr
-        )
+            "command failed: " + " ".join(map(str, command)) + "\n" + result.stderr)
     return result.stdout
 
 
-def compile_mlir(source, output, *, opt_level=2):
-    """Lowers tfm MLIR text `source` and links it into shared library `output`."""
-    output = pathlib.Path(output)
-    llvm_dialect = _run(
-        [str(_tfm_tools() / "tfm-opt"), "-", "--tfm-lower-to-llvm-pipeline"], stdin=source
-    )
-    llvm_ir = output.with_suffix(".ll")
-    _run([str(LLVM_BIN / "mlir-translate"), "--mlir-to-llvmir", "-", "-o", str(llvm_ir)],
-         stdin=llvm_dialect)
-    _run([str(LLVM_BIN / "clang"), f"-O{opt_level}", "-shared", "-fPIC",
-          "-Wno-override-module", str(llvm_ir), "-o", str(output), "-lm"])
-    return output
+def _compile(source_path, output, header, cpu, features):
+    command = [str(_tfm_compile()), str(source_path), "-o", str(output)]
+    if header:
+        command.append(f"--header={header}")
+    if cpu:
+        command.append(f"--mcpu={cpu}")
+    if features:
+        command.append(f"--mattr={features}")
+    _run(command)
+    return pathlib.Path(output)
+
+
+def compile_mlir(source, output, *, header=None, cpu=None, features=None):
+    """Compiles tfm MLIR text `source` into the shared library `output`."""
+    with tempfile.TemporaryDirectory() as workdir:
+        path = pathlib.Path(workdir) / "input.mlir"
+        path.write_text(source)
+        return _compile(path, output, header, cpu, features)
+
+
+def compile_model(description, output, *, header=None, cpu=None, features=None):
+    """Compiles a model description (a dict in the schema of
+    docs/ModelDescription.md, or the path of its JSON file)."""
+    if isinstance(description, (str, os.PathLike)):
+        return _compile(description, output, header, cpu, features)
+    with tempfile.TemporaryDirectory() as workdir:
+        path = pathlib.Path(workdir) / "model.json"
+        path.write_text(json.dumps(description))
+        return _compile(path, output, header, cpu, features)

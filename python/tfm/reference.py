@@ -225,3 +225,44 @@ def decoder_block(x, params, *, placement, norm, eps, heads, kv_heads, ffn_kind,
         return h + feed_forward(normalize(h, "ffn_norm"))
     h = normalize(x + attend(x), "attn_norm")
     return normalize(h + feed_forward(h), "ffn_norm")
+
+
+def language_model(config, params, input_ids, position_ids):
+    """Logits of a model description (docs/ModelDescription.md) with
+    parameters named as tfm-compile names them (Hugging Face LLaMA style)."""
+    placement = config.get("norm_placement", "pre")
+    norm = config.get("norm", "rms_norm")
+    eps = config.get("norm_eps", 1e-5)
+    positions = config.get("positions", {"kind": "rope"})
+    rope_config = None
+    if positions.get("kind", "rope") == "rope":
+        rope_config = (positions.get("theta", 10000.0), positions.get("style", "half"))
+    mask = config.get("mask", "causal")
+    if isinstance(mask, dict):
+        mask = ("sliding_window", mask["sliding_window"])
+
+    h = embedding(input_ids, params["model.embed_tokens.weight"])
+    if rope_config is None:
+        h = h + embedding(position_ids, params["model.embed_positions.weight"])
+    for layer in range(config["num_layers"]):
+        prefix = f"model.layers.{layer}."
+        names = {"attn_norm": "input_layernorm", "ffn_norm": "post_attention_layernorm",
+                 "q": "self_attn.q_proj", "k": "self_attn.k_proj",
+                 "v": "self_attn.v_proj", "o": "self_attn.o_proj",
+                 "gate": "mlp.gate_proj", "up": "mlp.up_proj", "down": "mlp.down_proj"}
+        block = {}
+        for short, long in names.items():
+            for kind in ("weight", "bias"):
+                block[f"{short}_{kind}"] = params.get(f"{prefix}{long}.{kind}")
+        h = decoder_block(h, block, placement=placement, norm=norm, eps=eps,
+                          heads=config["num_heads"],
+                          kv_heads=config.get("num_kv_heads", config["num_heads"]),
+                          ffn_kind=config.get("ffn", "swiglu"), positions=position_ids,
+                          rope_config=rope_config, mask=mask)
+    if config.get("final_norm", placement == "pre"):
+        if norm == "rms_norm":
+            h = rms_norm(h, params["model.norm.weight"], eps)
+        else:
+            h = layer_norm(h, params["model.norm.weight"], params.get("model.norm.bias"), eps)
+    head = params.get("lm_head.weight", params["model.embed_tokens.weight"])
+    return linear(h, head)

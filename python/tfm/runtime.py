@@ -1,10 +1,14 @@
 """Calls compiled tfm entry points with NumPy arrays.
 
-An entry point `@name` compiled by `tfm-lower-to-llvm-pipeline` is exported
-as `_mlir_ciface_name(descriptor*...)`: one pointer to a memref descriptor
-per input, then one per output (docs/DESIGN.md, entry-point ABI). The caller
-allocates the outputs; inputs and outputs must not alias.
+An entry point `@name` is exported as `_mlir_ciface_name(descriptor*...)`:
+one pointer to a memref descriptor per input, then one per output
+(docs/DESIGN.md, entry-point ABI). The caller allocates the outputs; inputs
+and outputs must not alias. Every library embeds a JSON manifest (symbol
+`tfm_manifest`) with the names, shapes and dtypes of its entry points, which
+`EntryPoint` uses to check inputs and allocate outputs.
 """
+
+import json
 
 import ctypes
 
@@ -58,12 +62,94 @@ def _describe(array):
     return descriptor
 
 
+NUMPY_DTYPES = {"f32": np.dtype(np.float32), "f16": np.dtype(np.float16),
+                "bf16": np.dtype(np.uint16), "i32": np.dtype(np.int32),
+                "i64": np.dtype(np.int64), "i1": np.dtype(np.bool_)}
+
+
+class ShapeError(ValueError):
+    pass
+
+
+class EntryPoint:
+    """A callable entry point: `outputs = entry(*inputs)` or by name."""
+
+    def __init__(self, library, spec):
+        self._library = library
+        self.name = spec["name"]
+        self.inputs = spec["inputs"]
+        self.outputs = spec["outputs"]
+
+    def _check(self, index, array):
+        spec = self.inputs[index]
+        expected = NUMPY_DTYPES[spec["dtype"]]
+        if array.dtype != expected:
+            raise TypeError(f"{self.name}: input '{spec['name']}' must be "
+                            f"{spec['dtype']} ({expected}), got {array.dtype}")
+        shape = spec["shape"]
+        if array.ndim != len(shape) or any(
+                s >= 0 and s != a for s, a in zip(shape, array.shape)):
+            pretty = ["?" if s < 0 else s for s in shape]
+            raise ShapeError(f"{self.name}: input '{spec['name']}' must have "
+                             f"shape {pretty}, got {list(array.shape)}")
+
+    def _output_shape(self, spec, inputs):
+        shape = []
+        sources = spec.get("dim_sources") or [None] * len(spec["shape"])
+        for size, source in zip(spec["shape"], sources):
+            if size >= 0:
+                shape.append(size)
+            elif source is not None:
+                shape.append(inputs[source[0]].shape[source[1]])
+            else:
+                raise ShapeError(f"{self.name}: cannot size output "
+                                 f"'{spec['name']}'; pass out=")
+        return tuple(shape)
+
+    def __call__(self, *args, out=None, **named):
+        if args and named:
+            raise TypeError(f"{self.name}: pass inputs by position or by name, not both")
+        if named:
+            missing = [s["name"] for s in self.inputs if s["name"] not in named]
+            unknown = set(named) - {s["name"] for s in self.inputs}
+            if missing or unknown:
+                raise TypeError(f"{self.name}: missing inputs {missing}, "
+                                f"unknown inputs {sorted(unknown)}")
+            args = [named[s["name"]] for s in self.inputs]
+        if len(args) != len(self.inputs):
+            raise TypeError(f"{self.name}: expected {len(self.inputs)} inputs, "
+                            f"got {len(args)}")
+        inputs = [np.ascontiguousarray(a) for a in args]
+        for i, array in enumerate(inputs):
+            self._check(i, array)
+        if out is None:
+            out = [np.empty(self._output_shape(spec, inputs),
+                            NUMPY_DTYPES[spec["dtype"]]) for spec in self.outputs]
+        self._library.call(self.name, inputs, out)
+        return out[0] if len(out) == 1 else tuple(out)
+
+
 class Library:
     """A compiled tfm shared library."""
 
     def __init__(self, path):
         self.path = str(path)
         self._library = ctypes.CDLL(self.path)
+        try:
+            # A NUL-terminated char array, not a pointer.
+            first = ctypes.c_char.in_dll(self._library, "tfm_manifest")
+            text = ctypes.cast(ctypes.addressof(first), ctypes.c_char_p).value
+        except ValueError:
+            text = None  # not built by tfm-compile: only `call` works
+        manifest = json.loads(text) if text else {"entry_points": []}
+        self.entry_points = {spec["name"]: EntryPoint(self, spec)
+                             for spec in manifest["entry_points"]}
+
+    def __getitem__(self, name):
+        try:
+            return self.entry_points[name]
+        except KeyError:
+            raise KeyError(f"{self.path} has no entry point '{name}'") from None
 
     def call(self, name, inputs, outputs):
         """Runs entry point `name` on `inputs`, writing into `outputs`."""

@@ -25,8 +25,19 @@ struct TfmLowerToLLVMPipelineOptions
       llvm::cl::init(true)};
 };
 
+/// The stages of tfm-lower-to-llvm-pipeline, in order. tfm-compile runs
+/// them one by one so that it can dump the IR after each.
+///   linalg:     tfm ops -> linalg/tensor/arith/math on tensors
+///   bufferized: entry-point ABI, one-shot bufferization, deallocation
+///   llvm:       loops -> LLVM dialect
+void buildTfmToLinalgStage(OpPassManager &pm);
+void buildTfmBufferizationStage(OpPassManager &pm,
+                                const TfmLowerToLLVMPipelineOptions &options);
+void buildTfmToLLVMDialectStage(OpPassManager &pm);
+
 /// tfm ops on tensors -> LLVM dialect, through the reference lowering
-/// (convert-tfm-to-linalg), one-shot bufferization and loops.
+/// (convert-tfm-to-linalg), one-shot bufferization and loops: the three
+/// stages above.
 void buildTfmLowerToLLVMPipeline(OpPassManager &pm,
                                  const TfmLowerToLLVMPipelineOptions &options);
 

@@ -45,10 +45,17 @@ static LogicalResult exposeEntryPoint(func::FuncOp func) {
     argument.replaceAllUsesExcept(toTensor, toTensor);
   }
 
+  // One output buffer per result, appended after the inputs; it keeps the
+  // result's attributes (its `tfm.name`).
+  unsigned numInputs = func.getNumArguments();
   SmallVector<Value> outputs;
-  for (Type result : type.getResults())
-    outputs.push_back(entry.addArgument(
-        bufferTypeFor(cast<RankedTensorType>(result)), func.getLoc()));
+  for (auto [i, result] : llvm::enumerate(type.getResults())) {
+    if (failed(func.insertArgument(
+            numInputs + i, bufferTypeFor(cast<RankedTensorType>(result)),
+            func.getResultAttrDict(i), func.getLoc())))
+      return failure();
+    outputs.push_back(func.getArgument(numInputs + i));
+  }
 
   for (Block &block : func.getBody()) {
     auto ret = dyn_cast<func::ReturnOp>(block.getTerminator());
@@ -63,6 +70,8 @@ static LogicalResult exposeEntryPoint(func::FuncOp func) {
     ret.erase();
   }
 
+  if (failed(func.eraseResults(llvm::BitVector(type.getNumResults(), true))))
+    return failure();
   func.setFunctionType(
       FunctionType::get(func.getContext(), entry.getArgumentTypes(), {}));
   func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),

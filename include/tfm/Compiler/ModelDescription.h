@@ -1,0 +1,26 @@
+//===- ModelDescription.h - JSON model descriptions -------------*- C++ -*-===//
+//
+// A decoder-only language model described in JSON (schema:
+// docs/ModelDescription.md), expanded into tfm ops: embedding -> blocks ->
+// final norm -> LM head, with parameters as named function arguments.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFM_COMPILER_MODELDESCRIPTION_H
+#define TFM_COMPILER_MODELDESCRIPTION_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/Error.h"
+
+namespace mlir::tfm {
+
+/// Parses and validates a model description and builds its module, whose
+/// single entry point is `@forward(input_ids, position_ids, parameters...)
+/// -> logits`. Errors name the offending field.
+llvm::Expected<OwningOpRef<ModuleOp>>
+buildModelFromJSON(llvm::StringRef json, MLIRContext *context);
+
+} // namespace mlir::tfm
+
+#endif // TFM_COMPILER_MODELDESCRIPTION_H

@@ -1,0 +1,185 @@
+//===- Driver.cpp - tfm-compile's library ----------------------------------===//
+
+#include "tfm/Compiler/Driver.h"
+
+#include "tfm/Pipelines/Pipelines.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/GlobalVariable.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+StringRef mlir::tfm::stageName(Stage stage) {
+  switch (stage) {
+  case Stage::Tfm:
+    return "tfm";
+  case Stage::Linalg:
+    return "linalg";
+  case Stage::Bufferized:
+    return "bufferized";
+  case Stage::LLVMDialect:
+    return "llvm";
+  }
+  llvm_unreachable("unknown stage");
+}
+
+std::optional<Stage> mlir::tfm::parseStage(StringRef name) {
+  return llvm::StringSwitch<std::optional<Stage>>(name)
+      .Case("tfm", Stage::Tfm)
+      .Case("linalg", Stage::Linalg)
+      .Case("bufferized", Stage::Bufferized)
+      .Case("llvm", Stage::LLVMDialect)
+      .Default(std::nullopt);
+}
+
+LogicalResult mlir::tfm::lowerModule(ModuleOp module, Stage last,
+                                     const LoweringOptions &options,
+                                     Stage first) {
+  auto dump = [&](Stage stage) {
+    if (options.dumpStream && options.dumpAfter.count(stage))
+      *options.dumpStream << "// ----- IR after stage '" << stageName(stage)
+                          << "' -----\n"
+                          << module << "\n";
+  };
+  if (first == Stage::Tfm)
+    dump(Stage::Tfm);
+  TfmLowerToLLVMPipelineOptions pipelineOptions;
+  for (Stage stage : {Stage::Linalg, Stage::Bufferized, Stage::LLVMDialect}) {
+    if (stage <= first)
+      continue;
+    if (stage > last)
+      break;
+    PassManager pm(module.getContext());
+    switch (stage) {
+    case Stage::Linalg:
+      buildTfmToLinalgStage(pm);
+      break;
+    case Stage::Bufferized:
+      buildTfmBufferizationStage(pm, pipelineOptions);
+      break;
+    default:
+      buildTfmToLLVMDialectStage(pm);
+      break;
+    }
+    if (failed(pm.run(module)))
+      return module.emitError() << "lowering failed in stage '"
+                                << stageName(stage) << "'";
+    dump(stage);
+  }
+  return success();
+}
+
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+mlir::tfm::createTargetMachine(StringRef cpu, StringRef features,
+                               unsigned optLevel) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::Triple triple(llvm::sys::getProcessTriple());
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return llvm::createStringError("no target for " + triple.str() + ": " +
+                                   error);
+  std::string cpuName =
+      cpu.empty() || cpu == "native" ? llvm::sys::getHostCPUName().str()
+                                     : cpu.str();
+  // Reject names the target does not know instead of silently falling back
+  // to a generic CPU.
+  const llvm::MCSubtargetInfo *probe =
+      target->createMCSubtargetInfo(triple, "", "");
+  bool known = probe && probe->isCPUStringValid(cpuName);
+  delete probe;
+  if (!known)
+    return llvm::createStringError("unknown --mcpu '" + cpuName +
+                                   "' for " + triple.str());
+  std::string featureString = features.str();
+  if (cpu.empty() || cpu == "native") {
+    // The host's exact feature set, plus what was asked for.
+    llvm::SubtargetFeatures host;
+    for (auto &[feature, enabled] : llvm::sys::getHostCPUFeatures())
+      host.AddFeature(feature, enabled);
+    featureString =
+        host.getString() + (features.empty() ? "" : "," + features.str());
+  }
+  llvm::CodeGenOptLevel level =
+      optLevel == 0   ? llvm::CodeGenOptLevel::None
+      : optLevel == 1 ? llvm::CodeGenOptLevel::Less
+      : optLevel == 2 ? llvm::CodeGenOptLevel::Default
+                      : llvm::CodeGenOptLevel::Aggressive;
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, cpuName, featureString, llvm::TargetOptions(),
+      llvm::Reloc::PIC_, std::nullopt, level));
+  if (!machine)
+    return llvm::createStringError("cannot create a target machine for " +
+                                   cpuName);
+  return machine;
+}
+
+llvm::Expected<std::unique_ptr<llvm::Module>>
+mlir::tfm::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
+                             llvm::TargetMachine &target, unsigned optLevel,
+                             StringRef manifest) {
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, context, "tfm");
+  if (!llvmModule)
+    return llvm::createStringError("translation to LLVM IR failed");
+  llvmModule->setTargetTriple(target.getTargetTriple());
+  llvmModule->setDataLayout(target.createDataLayout());
+
+  llvm::Constant *text =
+      llvm::ConstantDataArray::getString(context, manifest, /*AddNull=*/true);
+  new llvm::GlobalVariable(*llvmModule, text->getType(), /*isConstant=*/true,
+                           llvm::GlobalValue::ExternalLinkage, text,
+                           "tfm_manifest");
+
+  auto optimize = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0, &target);
+  if (llvm::Error error = optimize(llvmModule.get()))
+    return std::move(error);
+  return llvmModule;
+}
+
+llvm::Error mlir::tfm::emitMachineCode(llvm::Module &module,
+                                       llvm::TargetMachine &target,
+                                       llvm::CodeGenFileType type,
+                                       llvm::raw_pwrite_stream &out) {
+  llvm::legacy::PassManager codegen;
+  if (target.addPassesToEmitFile(codegen, out, nullptr, type))
+    return llvm::createStringError("the target cannot emit this file type");
+  codegen.run(module);
+  return llvm::Error::success();
+}
+
+llvm::Error mlir::tfm::linkSharedLibrary(StringRef objectPath,
+                                         StringRef outputPath) {
+  const char *clang = "/usr/lib/llvm-22/bin/clang";
+  SmallVector<StringRef> command{clang,      "-shared", "-fuse-ld=lld",
+                                 objectPath, "-o",      outputPath,
+                                 "-lm"};
+  std::string message;
+  int status = llvm::sys::ExecuteAndWait(clang, command, std::nullopt, {}, 0,
+                                         0, &message);
+  if (status == 0)
+    return llvm::Error::success();
+  std::string line;
+  for (StringRef word : command)
+    line += (line.empty() ? "" : " ") + word.str();
+  return llvm::createStringError(
+      "linking failed (exit " + std::to_string(status) + ")" +
+      (message.empty() ? "" : ": " + message) + "\n  command: " + line);
+}

@@ -1,0 +1,400 @@
+//===- ModelDescription.cpp - JSON model descriptions to tfm ops -----------===//
+
+#include "tfm/Compiler/ModelDescription.h"
+
+#include "tfm/Compiler/EntryPoints.h"
+#include "tfm/Dialect/Tfm/IR/TfmOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+#include <set>
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+namespace {
+
+/// A validated model description (docs/ModelDescription.md).
+struct ModelConfig {
+  std::string name = "model";
+  int64_t vocabSize = 0, dModel = 0, numLayers = 0, numHeads = 0,
+          numKvHeads = 0, dFF = 0;
+  NormKind norm = NormKind::rms_norm;
+  NormPlacement placement = NormPlacement::pre;
+  double eps = 1e-5;
+  FFNKind ffn = FFNKind::swiglu;
+  bool rope = true;
+  double ropeTheta = 10000.0;
+  RopeStyle ropeStyle = RopeStyle::half;
+  int64_t maxPositions = 0; // learned positions only
+  int64_t slidingWindow = 0; // 0: causal
+  bool tieEmbeddings = false, attentionBias = false, mlpBias = false,
+       finalNorm = true;
+  std::string dtype = "f32";
+};
+
+llvm::Error fieldError(const llvm::Twine &message) {
+  return llvm::createStringError("model description: " + message);
+}
+
+/// Reads the fields of the description object, rejecting unknown ones.
+class FieldReader {
+public:
+  explicit FieldReader(const llvm::json::Object &object) : object(object) {}
+
+  llvm::Error integer(llvm::StringRef key, int64_t &out, bool required,
+                      int64_t minimum = 1) {
+    used.insert(key.str());
+    const llvm::json::Value *value = object.get(key);
+    if (!value)
+      return required ? fieldError("missing required field '" + key + "'")
+                      : llvm::Error::success();
+    std::optional<int64_t> number = value->getAsInteger();
+    if (!number)
+      return fieldError("'" + key + "' must be an integer");
+    if (*number < minimum)
+      return fieldError(llvm::formatv("'{0}' must be at least {1}, got {2}",
+                                      key, minimum, *number));
+    out = *number;
+    return llvm::Error::success();
+  }
+
+  llvm::Error number(llvm::StringRef key, double &out, bool positive) {
+    used.insert(key.str());
+    const llvm::json::Value *value = object.get(key);
+    if (!value)
+      return llvm::Error::success();
+    std::optional<double> number = value->getAsNumber();
+    if (!number)
+      return fieldError("'" + key + "' must be a number");
+    if (positive ? !(*number > 0) : !(*number >= 0))
+      return fieldError(llvm::formatv("'{0}' must be {1}, got {2}", key,
+                                      positive ? "positive" : "non-negative",
+                                      *number));
+    out = *number;
+    return llvm::Error::success();
+  }
+
+  llvm::Error boolean(llvm::StringRef key, bool &out) {
+    used.insert(key.str());
+    const llvm::json::Value *value = object.get(key);
+    if (!value)
+      return llvm::Error::success();
+    std::optional<bool> flag = value->getAsBoolean();
+    if (!flag)
+      return fieldError("'" + key + "' must be true or false");
+    out = *flag;
+    return llvm::Error::success();
+  }
+
+  /// A string field that must be one of `choices`.
+  llvm::Error choice(llvm::StringRef key, std::string &out,
+                     llvm::ArrayRef<llvm::StringRef> choices) {
+    used.insert(key.str());
+    const llvm::json::Value *value = object.get(key);
+    if (!value)
+      return llvm::Error::success();
+    std::optional<llvm::StringRef> text = value->getAsString();
+    if (text && llvm::is_contained(choices, *text)) {
+      out = text->str();
+      return llvm::Error::success();
+    }
+    return fieldError("'" + key + "' must be one of " +
+                      llvm::join(choices, ", "));
+  }
+
+  const llvm::json::Value *raw(llvm::StringRef key) {
+    used.insert(key.str());
+    return object.get(key);
+  }
+
+  llvm::Error rejectUnknown() {
+    for (const auto &entry : object)
+      if (!used.count(entry.first.str()))
+        return fieldError("unknown field '" + entry.first.str() + "'");
+    return llvm::Error::success();
+  }
+
+private:
+  const llvm::json::Object &object;
+  std::set<std::string> used;
+};
+
+llvm::Expected<ModelConfig> parseConfig(llvm::StringRef json) {
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(json);
+  if (!parsed)
+    return fieldError("invalid JSON: " + llvm::toString(parsed.takeError()));
+  const llvm::json::Object *object = parsed->getAsObject();
+  if (!object)
+    return fieldError("the top level must be a JSON object");
+
+  ModelConfig config;
+  FieldReader reader(*object);
+  std::string norm = "rms_norm", placement = "pre", ffn = "swiglu",
+              dtype = "f32", mask = "causal";
+  if (const llvm::json::Value *name = reader.raw("name")) {
+    if (!name->getAsString())
+      return fieldError("'name' must be a string");
+    config.name = name->getAsString()->str();
+  }
+  if (auto error = reader.integer("vocab_size", config.vocabSize, true))
+    return std::move(error);
+  if (auto error = reader.integer("d_model", config.dModel, true))
+    return std::move(error);
+  if (auto error = reader.integer("num_layers", config.numLayers, true))
+    return std::move(error);
+  if (auto error = reader.integer("num_heads", config.numHeads, true))
+    return std::move(error);
+  config.numKvHeads = config.numHeads;
+  if (auto error = reader.integer("num_kv_heads", config.numKvHeads, false))
+    return std::move(error);
+  if (auto error = reader.integer("d_ff", config.dFF, true))
+    return std::move(error);
+  if (auto error = reader.choice("norm", norm, {"rms_norm", "layer_norm"}))
+    return std::move(error);
+  if (auto error = reader.choice("norm_placement", placement, {"pre", "post"}))
+    return std::move(error);
+  if (auto error = reader.number("norm_eps", config.eps, false))
+    return std::move(error);
+  if (auto error = reader.choice(
+          "ffn", ffn, {"swiglu", "geglu", "gelu", "gelu_tanh", "relu", "silu"}))
+    return std::move(error);
+  if (auto error = reader.choice("dtype", dtype, {"f32", "f16", "bf16"}))
+    return std::move(error);
+  if (auto error = reader.boolean("tie_embeddings", config.tieEmbeddings))
+    return std::move(error);
+  if (auto error = reader.boolean("attention_bias", config.attentionBias))
+    return std::move(error);
+  if (auto error = reader.boolean("mlp_bias", config.mlpBias))
+    return std::move(error);
+  config.finalNorm = placement == "pre";
+  if (auto error = reader.boolean("final_norm", config.finalNorm))
+    return std::move(error);
+
+  // "positions": {"kind": "rope", "theta": 10000.0, "style": "half"} or
+  //              {"kind": "learned", "max_positions": 1024}
+  if (const llvm::json::Value *positions = reader.raw("positions")) {
+    const llvm::json::Object *object = positions->getAsObject();
+    if (!object)
+      return fieldError("'positions' must be an object");
+    FieldReader positionReader(*object);
+    std::string kind = "rope", style = "half";
+    if (auto error = positionReader.choice("kind", kind, {"rope", "learned"}))
+      return std::move(error);
+    config.rope = kind == "rope";
+    if (config.rope) {
+      if (auto error = positionReader.number("theta", config.ropeTheta, true))
+        return std::move(error);
+      if (auto error =
+              positionReader.choice("style", style, {"half", "interleaved"}))
+        return std::move(error);
+      config.ropeStyle = *symbolizeRopeStyle(style);
+    } else if (auto error = positionReader.integer(
+                   "max_positions", config.maxPositions, true)) {
+      return std::move(error);
+    }
+    if (auto error = positionReader.rejectUnknown())
+      return std::move(error);
+  }
+
+  // "mask": "causal" or {"sliding_window": W}
+  if (const llvm::json::Value *maskValue = reader.raw("mask")) {
+    if (const llvm::json::Object *window = maskValue->getAsObject()) {
+      FieldReader maskReader(*window);
+      if (auto error = maskReader.integer("sliding_window",
+                                          config.slidingWindow, true))
+        return std::move(error);
+      if (auto error = maskReader.rejectUnknown())
+        return std::move(error);
+    } else if (maskValue->getAsString() != std::optional<llvm::StringRef>(
+                                               "causal")) {
+      return fieldError(
+          "'mask' must be \"causal\" or {\"sliding_window\": W}");
+    }
+  }
+  if (auto error = reader.rejectUnknown())
+    return std::move(error);
+
+  if (config.numHeads % config.numKvHeads != 0)
+    return fieldError(llvm::formatv(
+        "'num_kv_heads' ({0}) must divide 'num_heads' ({1})",
+        config.numKvHeads, config.numHeads));
+  if (config.dModel % config.numHeads != 0)
+    return fieldError(llvm::formatv(
+        "'num_heads' ({0}) must divide 'd_model' ({1})", config.numHeads,
+        config.dModel));
+  if (config.rope && (config.dModel / config.numHeads) % 2 != 0)
+    return fieldError(llvm::formatv("rope needs an even head dim, got {0}",
+                                    config.dModel / config.numHeads));
+  config.norm = *symbolizeNormKind(norm);
+  config.placement = *symbolizeNormPlacement(placement);
+  config.ffn = *symbolizeFFNKind(ffn);
+  config.dtype = dtype;
+  if (config.mlpBias && isGatedFFN(config.ffn))
+    return fieldError("'mlp_bias' is only supported with plain FFN kinds");
+  return config;
+}
+
+/// Builds @forward, adding parameters as named arguments as it goes.
+class ModelBuilder {
+public:
+  ModelBuilder(const ModelConfig &config, MLIRContext *context)
+      : config(config), b(context), loc(b.getUnknownLoc()) {
+    if (config.dtype == "f16")
+      element = b.getF16Type();
+    else if (config.dtype == "bf16")
+      element = b.getBF16Type();
+    else
+      element = b.getF32Type();
+  }
+
+  OwningOpRef<ModuleOp> build();
+
+private:
+  RankedTensorType tensor(ArrayRef<int64_t> shape, Type type = {}) {
+    return RankedTensorType::get(shape, type ? type : element);
+  }
+
+  /// A new named function argument.
+  Value parameter(const llvm::Twine &name, ArrayRef<int64_t> shape,
+                  Type type = {}) {
+    Block &entry = func.getBody().front();
+    Value value = entry.addArgument(tensor(shape, type), loc);
+    names.push_back(b.getStringAttr(name));
+    return value;
+  }
+
+  /// Norm weight (and bias for LayerNorm) named `<prefix>.weight/.bias`.
+  std::pair<Value, Value> normParameters(const llvm::Twine &prefix) {
+    Value weight = parameter(prefix + ".weight", {config.dModel});
+    Value bias = config.norm == NormKind::layer_norm
+                     ? parameter(prefix + ".bias", {config.dModel})
+                     : Value();
+    return {weight, bias};
+  }
+
+  Value decoderBlock(int64_t layer, Value x, Value positions);
+
+  const ModelConfig &config;
+  OpBuilder b;
+  Location loc;
+  Type element;
+  func::FuncOp func;
+  SmallVector<Attribute> names;
+};
+
+Value ModelBuilder::decoderBlock(int64_t layer, Value x, Value positions) {
+  std::string prefix = llvm::formatv("model.layers.{0}.", layer).str();
+  int64_t headDim = config.dModel / config.numHeads;
+  int64_t kvRows = config.numKvHeads * headDim;
+  auto projection = [&](llvm::StringRef name, int64_t rows, int64_t cols,
+                        bool bias) -> std::pair<Value, Value> {
+    Value w = parameter(prefix + name + ".weight", {rows, cols});
+    Value bv = bias ? parameter(prefix + name + ".bias", {rows}) : Value();
+    return {w, bv};
+  };
+
+  auto [attnNormW, attnNormB] = normParameters(prefix + "input_layernorm");
+  bool qkvBias = config.attentionBias;
+  auto [qW, qB] = projection("self_attn.q_proj", config.dModel, config.dModel,
+                             qkvBias);
+  auto [kW, kB] = projection("self_attn.k_proj", kvRows, config.dModel, qkvBias);
+  auto [vW, vB] = projection("self_attn.v_proj", kvRows, config.dModel, qkvBias);
+  auto [oW, oB] = projection("self_attn.o_proj", config.dModel, config.dModel,
+                             qkvBias);
+  auto [ffnNormW, ffnNormB] =
+      normParameters(prefix + "post_attention_layernorm");
+  Value gateW;
+  if (isGatedFFN(config.ffn))
+    gateW = projection("mlp.gate_proj", config.dFF, config.dModel, false).first;
+  auto [upW, upB] =
+      projection("mlp.up_proj", config.dFF, config.dModel, config.mlpBias);
+  auto [downW, downB] =
+      projection("mlp.down_proj", config.dModel, config.dFF, config.mlpBias);
+
+  MLIRContext *context = b.getContext();
+  MaskAttr mask = config.slidingWindow
+                      ? MaskAttr::getSlidingWindow(context, config.slidingWindow)
+                      : MaskAttr::getCausal(context);
+  RopeAttr rope = config.rope ? RopeAttr::get(context,
+                                              llvm::APFloat(config.ropeTheta),
+                                              config.ropeStyle)
+                              : RopeAttr();
+  return DecoderBlockOp::create(
+      b, loc, x.getType(), x, attnNormW, attnNormB, qW, qB, kW, kB, vW, vB, oW,
+      oB, ffnNormW, ffnNormB, gateW, upW, upB, downW, downB,
+      config.rope ? positions : Value(), /*kv_lengths=*/Value(),
+      NormPlacementAttr::get(context, config.placement),
+      NormKindAttr::get(context, config.norm), b.getF32FloatAttr(config.eps),
+      b.getI64IntegerAttr(config.numHeads),
+      b.getI64IntegerAttr(config.numKvHeads),
+      FFNKindAttr::get(context, config.ffn), mask, rope);
+}
+
+OwningOpRef<ModuleOp> ModelBuilder::build() {
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc, config.name);
+  b.setInsertionPointToEnd(module->getBody());
+  int64_t dyn = ShapedType::kDynamic;
+  func = func::FuncOp::create(b, loc, "forward", b.getFunctionType({}, {}));
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+
+  Type i32 = b.getI32Type();
+  Value ids = parameter("input_ids", {dyn, dyn}, i32);
+  Value positions = parameter("position_ids", {dyn, dyn}, i32);
+  auto hidden = tensor({dyn, dyn, config.dModel});
+
+  Value embed = parameter("model.embed_tokens.weight",
+                          {config.vocabSize, config.dModel});
+  Value h = EmbeddingOp::create(b, loc, hidden, ids, embed);
+  if (!config.rope) {
+    Value table = parameter("model.embed_positions.weight",
+                            {config.maxPositions, config.dModel});
+    Value learned = EmbeddingOp::create(b, loc, hidden, positions, table);
+    h = arith::AddFOp::create(b, loc, h, learned);
+  }
+  for (int64_t layer = 0; layer < config.numLayers; ++layer)
+    h = decoderBlock(layer, h, positions);
+  if (config.finalNorm) {
+    auto [weight, bias] = normParameters("model.norm");
+    FloatAttr eps = b.getF32FloatAttr(config.eps);
+    h = config.norm == NormKind::rms_norm
+            ? RMSNormOp::create(b, loc, hidden, h, weight, eps).getResult()
+            : LayerNormOp::create(b, loc, hidden, h, weight, bias, eps)
+                  .getResult();
+  }
+  Value head = config.tieEmbeddings
+                   ? embed
+                   : parameter("lm_head.weight",
+                               {config.vocabSize, config.dModel});
+  Value logits = LinearOp::create(b, loc, tensor({dyn, dyn, config.vocabSize}),
+                                  h, head, Value());
+  func::ReturnOp::create(b, loc, logits);
+
+  func.setFunctionType(b.getFunctionType(entry->getArgumentTypes(),
+                                         {logits.getType()}));
+  for (auto [i, name] : llvm::enumerate(names))
+    func.setArgAttr(i, kNameAttr, name);
+  func.setResultAttr(0, kNameAttr, b.getStringAttr("logits"));
+  return module;
+}
+
+} // namespace
+
+llvm::Expected<OwningOpRef<ModuleOp>>
+mlir::tfm::buildModelFromJSON(llvm::StringRef json, MLIRContext *context) {
+  llvm::Expected<ModelConfig> config = parseConfig(json);
+  if (!config)
+    return config.takeError();
+  context->loadDialect<TfmDialect, func::FuncDialect, arith::ArithDialect>();
+  OwningOpRef<ModuleOp> module = ModelBuilder(*config, context).build();
+  if (failed(verify(*module)))
+    return llvm::createStringError(
+        "internal error: the model expanded into invalid IR");
+  return module;
+}

@@ -1,0 +1,81 @@
+# RUN: %python %s %t
+#
+# Model descriptions compiled by tfm-compile and called through the Python
+# runtime (manifest-checked inputs, outputs sized from the manifest), against
+# the float64 reference language model: a 2-layer LLaMA-style model with tied
+# embeddings, a Mistral-style sliding-window GQA model, a GPT-2-style model
+# (learned positions, LayerNorm, gelu_tanh, biases) and a post-norm model.
+# Each library is called at two batch/sequence sizes.
+
+import pathlib
+import sys
+
+import numpy as np
+
+from tfm import compiler, reference, runtime
+
+workdir = pathlib.Path(sys.argv[1])
+workdir.mkdir(parents=True, exist_ok=True)
+rng = np.random.default_rng(2026)
+
+MODELS = {
+    "llama_tied": {
+        "vocab_size": 97, "d_model": 64, "num_layers": 2, "num_heads": 8,
+        "num_kv_heads": 2, "d_ff": 96, "norm": "rms_norm", "ffn": "swiglu",
+        "positions": {"kind": "rope", "theta": 10000.0, "style": "half"},
+        "tie_embeddings": True},
+    "mistral_window": {
+        "vocab_size": 61, "d_model": 48, "num_layers": 2, "num_heads": 6,
+        "num_kv_heads": 2, "d_ff": 80, "ffn": "swiglu", "mask": {"sliding_window": 3},
+        "positions": {"kind": "rope", "theta": 1000000.0, "style": "interleaved"}},
+    "gpt2_like": {
+        "vocab_size": 73, "d_model": 36, "num_layers": 2, "num_heads": 3,
+        "d_ff": 72, "norm": "layer_norm", "ffn": "gelu_tanh",
+        "positions": {"kind": "learned", "max_positions": 40},
+        "attention_bias": True, "mlp_bias": True, "tie_embeddings": True},
+    "post_norm_relu": {
+        "vocab_size": 50, "d_model": 40, "num_layers": 1, "num_heads": 4,
+        "num_kv_heads": 1, "d_ff": 56, "norm": "layer_norm", "norm_placement": "post",
+        "ffn": "relu", "norm_eps": 1e-6},
+}
+
+failures = 0
+for name, config in MODELS.items():
+    library = runtime.Library(compiler.compile_model(config, workdir / f"{name}.so"))
+    forward = library["forward"]
+    params = {}
+    for spec in forward.inputs[2:]:
+        scale = 1.0 if spec["name"].endswith("norm.weight") or "layernorm" in spec["name"] else 0.3
+        base = 1.0 if scale == 1.0 and spec["name"].endswith("weight") else 0.0
+        params[spec["name"]] = (base + scale * rng.standard_normal(spec["shape"])).astype(np.float32)
+    for batch, length in [(1, 5), (3, 17)]:
+        ids = rng.integers(0, config["vocab_size"], (batch, length)).astype(np.int32)
+        positions = np.tile(np.arange(length, dtype=np.int32), (batch, 1))
+        logits = forward(ids, positions, *params.values())
+        expected = reference.language_model(config, params, ids, positions)
+        error = np.abs(logits - expected).max() / np.abs(expected).max()
+        ok = logits.shape == expected.shape and error <= 1e-5
+        failures += not ok
+        print(f"{'PASS' if ok else 'FAIL'} {name} B={batch} S={length}: "
+              f"error {error:.2e} (tolerance 1e-05)")
+
+# Inputs are checked against the manifest before anything runs.
+forward = runtime.Library(workdir / "post_norm_relu.so")["forward"]
+ids = np.zeros((1, 4), np.int32)
+weights = [np.zeros([max(d, 1) for d in spec["shape"]], np.float32)
+           for spec in forward.inputs[2:]]
+wrong_shape = list(weights)
+wrong_shape[0] = np.zeros((49, 40), np.float32)
+for bad, message in [((ids.astype(np.int64), ids, *weights), "must be i32"),
+                     ((ids, ids, *wrong_shape), "must have shape [50, 40], got [49, 40]"),
+                     ((ids, ids), f"expected {len(forward.inputs)} inputs, got 2")]:
+    try:
+        forward(*bad)
+        print(f"FAIL no error for {message}")
+        failures += 1
+    except (TypeError, ValueError) as error:
+        ok = message in str(error)
+        failures += not ok
+        print(f"{'PASS' if ok else 'FAIL'} rejected: {error}")
+
+sys.exit(1 if failures else 0)
