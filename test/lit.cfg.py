@@ -27,7 +27,8 @@ config.substitutions.append(
     ("%mlir_opt", os.path.join(config.llvm_tools_dir, "mlir-opt"))
 )
 
-llvm_config.add_tool_substitutions(["tfm-opt", "tfm-compile"], [config.tfm_tools_dir])
+llvm_config.add_tool_substitutions(
+    ["tfm-opt", "tfm-compile", "tfm-run"], [config.tfm_tools_dir])
 
 # End-to-end tests run Debian's python3 (it has NumPy) with the tfm package
 # and the test harness importable, and find the tools of this build.

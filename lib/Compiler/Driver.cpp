@@ -10,6 +10,7 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/GlobalVariable.h"
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
@@ -131,10 +132,37 @@ mlir::tfm::createTargetMachine(StringRef cpu, StringRef features,
   return machine;
 }
 
+/// void tfm_entry_<name>(void **descriptors) {
+///   _mlir_ciface_<name>(descriptors[0], ..., descriptors[n - 1]);
+/// }
+/// One signature for every entry point, whatever its argument count.
+static llvm::Error addPackedEntryPoint(llvm::Module &module,
+                                       const EntryPoint &entry) {
+  llvm::Function *target = module.getFunction("_mlir_ciface_" + entry.name);
+  if (!target)
+    return llvm::createStringError("entry point '" + entry.name +
+                                   "' has no C interface wrapper");
+  llvm::LLVMContext &context = module.getContext();
+  llvm::Type *pointer = llvm::PointerType::getUnqual(context);
+  auto *wrapper = llvm::Function::Create(
+      llvm::FunctionType::get(llvm::Type::getVoidTy(context), {pointer},
+                              false),
+      llvm::GlobalValue::ExternalLinkage, "tfm_entry_" + entry.name, module);
+  llvm::IRBuilder<> builder(
+      llvm::BasicBlock::Create(context, "entry", wrapper));
+  SmallVector<llvm::Value *> arguments;
+  for (unsigned i = 0, e = target->arg_size(); i < e; ++i)
+    arguments.push_back(builder.CreateLoad(
+        pointer, builder.CreateConstGEP1_64(pointer, wrapper->getArg(0), i)));
+  builder.CreateCall(target, arguments);
+  builder.CreateRetVoid();
+  return llvm::Error::success();
+}
+
 llvm::Expected<std::unique_ptr<llvm::Module>>
 mlir::tfm::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
                              llvm::TargetMachine &target, unsigned optLevel,
-                             StringRef manifest) {
+                             const Manifest &manifest) {
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, context, "tfm");
   if (!llvmModule)
@@ -142,11 +170,14 @@ mlir::tfm::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
   llvmModule->setTargetTriple(target.getTargetTriple());
   llvmModule->setDataLayout(target.createDataLayout());
 
-  llvm::Constant *text =
-      llvm::ConstantDataArray::getString(context, manifest, /*AddNull=*/true);
+  llvm::Constant *text = llvm::ConstantDataArray::getString(
+      context, formatManifest(manifest), /*AddNull=*/true);
   new llvm::GlobalVariable(*llvmModule, text->getType(), /*isConstant=*/true,
                            llvm::GlobalValue::ExternalLinkage, text,
                            "tfm_manifest");
+  for (const EntryPoint &entry : manifest.entryPoints)
+    if (llvm::Error error = addPackedEntryPoint(*llvmModule, entry))
+      return std::move(error);
 
   auto optimize = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0, &target);
   if (llvm::Error error = optimize(llvmModule.get()))

@@ -129,37 +129,6 @@ void mlir::tfm::resolveOutputDimSources(ModuleOp linalgModule,
   }
 }
 
-static llvm::json::Array toJSON(const std::vector<TensorSignature> &tensors) {
-  llvm::json::Array array;
-  for (const TensorSignature &tensor : tensors) {
-    llvm::json::Object object{{"name", tensor.name},
-                              {"shape", llvm::json::Array(tensor.shape)},
-                              {"dtype", tensor.dtype}};
-    if (!tensor.dimSources.empty()) {
-      llvm::json::Array sources;
-      for (const std::optional<DimSource> &source : tensor.dimSources)
-        sources.push_back(source ? llvm::json::Value(llvm::json::Array{
-                                       source->input, source->dim})
-                                 : llvm::json::Value(nullptr));
-      object["dim_sources"] = std::move(sources);
-    }
-    array.push_back(std::move(object));
-  }
-  return array;
-}
-
-std::string
-mlir::tfm::formatManifest(const std::vector<EntryPoint> &entryPoints) {
-  llvm::json::Array entries;
-  for (const EntryPoint &entry : entryPoints)
-    entries.push_back(llvm::json::Object{{"name", entry.name},
-                                         {"inputs", toJSON(entry.inputs)},
-                                         {"outputs", toJSON(entry.outputs)}});
-  return llvm::formatv(
-      "{0}", llvm::json::Value(llvm::json::Object{
-                 {"entry_points", std::move(entries)}}));
-}
-
 static llvm::StringRef cElementType(llvm::StringRef dtype) {
   return llvm::StringSwitch<llvm::StringRef>(dtype)
       .Case("f32", "float")

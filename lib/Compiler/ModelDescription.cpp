@@ -386,7 +386,22 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
 
 } // namespace
 
-llvm::Expected<OwningOpRef<ModuleOp>>
+/// 2 FLOPs per weight per token for every projection, FFN and the LM head;
+/// per visible (query, key) pair 2·D for QKᵀ and 2·D for PV in every head.
+static FlopModel flopsOf(const ModelConfig &config) {
+  double d = config.dModel, headDim = d / config.numHeads;
+  double kvRows = config.numKvHeads * headDim;
+  double ffnWeights = (isGatedFFN(config.ffn) ? 3 : 2) * d * config.dFF;
+  double layerWeights = 2 * d * d + 2 * kvRows * d + ffnWeights;
+  FlopModel flops;
+  flops.perToken =
+      2 * (config.numLayers * layerWeights + config.vocabSize * d);
+  flops.perVisiblePair = 4.0 * headDim * config.numHeads * config.numLayers;
+  flops.slidingWindow = config.slidingWindow;
+  return flops;
+}
+
+llvm::Expected<ModelModule>
 mlir::tfm::buildModelFromJSON(llvm::StringRef json, MLIRContext *context) {
   llvm::Expected<ModelConfig> config = parseConfig(json);
   if (!config)
@@ -396,5 +411,5 @@ mlir::tfm::buildModelFromJSON(llvm::StringRef json, MLIRContext *context) {
   if (failed(verify(*module)))
     return llvm::createStringError(
         "internal error: the model expanded into invalid IR");
-  return module;
+  return ModelModule{std::move(module), flopsOf(*config)};
 }

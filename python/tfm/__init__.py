@@ -3,12 +3,14 @@ call the result with NumPy arrays.
 
 - `tfm.reference`: float64 NumPy implementations of every tfm op, the oracle
   of the end-to-end tests.
-- `tfm.compiler`: compile tfm MLIR into a shared library with the project's
-  tools.
+- `tfm.compiler`: compile tfm MLIR or a model description (a dict in the
+  schema of docs/ModelDescription.md) into a shared library with
+  `tfm-compile`.
 - `tfm.runtime`: load a compiled library and call its entry points with
   NumPy arrays through the MLIR C interface (ctypes).
+- `tfm.safetensors`: read and write .safetensors checkpoints.
 """
 
-from . import compiler, reference, runtime
+from . import compiler, reference, runtime, safetensors
 
-__all__ = ["compiler", "reference", "runtime"]
+__all__ = ["compiler", "reference", "runtime", "safetensors"]

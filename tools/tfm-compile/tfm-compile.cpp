@@ -146,11 +146,13 @@ int main(int argc, char **argv) {
     return fail(error);
 
   OwningOpRef<ModuleOp> module;
+  Manifest manifest;
   if (llvm::sys::path::extension(inputPath) == ".json") {
     auto model = buildModelFromJSON(input->getBuffer(), &context);
     if (!model)
       return fail(inputPath + ": " + llvm::toString(model.takeError()));
-    module = std::move(*model);
+    module = std::move(model->module);
+    manifest.flops = model->flops;
   } else {
     llvm::SourceMgr sourceMgr;
     sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
@@ -161,9 +163,11 @@ int main(int argc, char **argv) {
   }
 
   // Entry-point signatures, before lowering erases them.
-  FailureOr<std::vector<EntryPoint>> entryPoints = collectEntryPoints(*module);
-  if (failed(entryPoints))
+  FailureOr<std::vector<EntryPoint>> collected = collectEntryPoints(*module);
+  if (failed(collected))
     return 1;
+  std::vector<EntryPoint> *entryPoints = &manifest.entryPoints;
+  *entryPoints = std::move(*collected);
   std::string output = outputPath.empty() ? defaultOutput() : outputPath;
   std::string libraryName =
       llvm::sys::path::stem(output == "-" ? inputPath : output).str();
@@ -196,8 +200,8 @@ int main(int argc, char **argv) {
   if (!target)
     return fail(llvm::toString(target.takeError()));
   llvm::LLVMContext llvmContext;
-  auto llvmModule = translateToLLVMIR(*module, llvmContext, **target, optLevel,
-                                      formatManifest(*entryPoints));
+  auto llvmModule =
+      translateToLLVMIR(*module, llvmContext, **target, optLevel, manifest);
   if (!llvmModule)
     return fail(llvm::toString(llvmModule.takeError()));
 

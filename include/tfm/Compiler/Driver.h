@@ -9,6 +9,8 @@
 #ifndef TFM_COMPILER_DRIVER_H
 #define TFM_COMPILER_DRIVER_H
 
+#include "tfm/Runtime/Manifest.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/CodeGen.h"
 #include "llvm/Support/Error.h"
@@ -51,12 +53,13 @@ createTargetMachine(llvm::StringRef cpu, llvm::StringRef features,
                     unsigned optLevel);
 
 /// Translates an LLVM-dialect module, sets its triple and data layout from
-/// `target`, embeds `manifest` as the exported string `tfm_manifest`, and
-/// optimizes at `optLevel`.
+/// `target`, embeds `manifest` as the exported string `tfm_manifest`, adds a
+/// `tfm_entry_<name>(void **)` wrapper per entry point (tfm/Runtime/
+/// Manifest.h), and optimizes at `optLevel`.
 llvm::Expected<std::unique_ptr<llvm::Module>>
 translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
                   llvm::TargetMachine &target, unsigned optLevel,
-                  llvm::StringRef manifest);
+                  const Manifest &manifest);
 
 /// Writes assembly or an object file for `module`.
 llvm::Error emitMachineCode(llvm::Module &module, llvm::TargetMachine &target,

@@ -9,17 +9,25 @@
 #ifndef TFM_COMPILER_MODELDESCRIPTION_H
 #define TFM_COMPILER_MODELDESCRIPTION_H
 
+#include "tfm/Runtime/Manifest.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/Error.h"
 
 namespace mlir::tfm {
 
+struct ModelModule {
+  OwningOpRef<ModuleOp> module;
+  /// The model's work as a function of batch and sequence length.
+  FlopModel flops;
+};
+
 /// Parses and validates a model description and builds its module, whose
 /// single entry point is `@forward(input_ids, position_ids, parameters...)
 /// -> logits`. Errors name the offending field.
-llvm::Expected<OwningOpRef<ModuleOp>>
-buildModelFromJSON(llvm::StringRef json, MLIRContext *context);
+llvm::Expected<ModelModule> buildModelFromJSON(llvm::StringRef json,
+                                               MLIRContext *context);
 
 } // namespace mlir::tfm
 

@@ -1,0 +1,74 @@
+//===- Manifest.h - the entry points a compiled library exports -*- C++ -*-===//
+//
+// Every library built by tfm-compile embeds a JSON manifest (the exported
+// NUL-terminated string `tfm_manifest`) describing its entry points: names,
+// shapes and dtypes of inputs and outputs, and which input dims size each
+// dynamic output dim. For each entry point `name` it also exports
+// `void tfm_entry_<name>(void **descriptors)`, which takes the memref
+// descriptor pointers of the inputs then the outputs as one array.
+//
+// This header has no MLIR dependency: tfm-run and other hosts use it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFM_RUNTIME_MANIFEST_H
+#define TFM_RUNTIME_MANIFEST_H
+
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::tfm {
+
+/// Dim `dim` of input `input`.
+struct DimSource {
+  unsigned input;
+  unsigned dim;
+};
+
+struct TensorSignature {
+  std::string name;
+  std::vector<int64_t> shape; // -1 for a dynamic dim
+  std::string dtype;          // f32, f16, bf16, i32, i64, i1
+  /// Outputs only: for each dim, the input dim it equals when the compiler
+  /// can tell (callers size output buffers from it).
+  std::vector<std::optional<DimSource>> dimSources;
+};
+
+struct EntryPoint {
+  std::string name;
+  std::vector<TensorSignature> inputs;
+  std::vector<TensorSignature> outputs;
+};
+
+/// Work of a language model compiled from a description, as a function of
+/// batch B and sequence S (entry point inputs 0 and 1, `input_ids`):
+/// `B*S*perToken + B*visiblePairs(S)*perVisiblePair`, where a causal mask
+/// sees S(S+1)/2 (query, key) pairs and a sliding window fewer.
+struct FlopModel {
+  double perToken = 0;       // 2 x every projection/FFN/LM-head weight
+  double perVisiblePair = 0; // 4 x head dim x query heads x layers
+  int64_t slidingWindow = 0; // 0: causal
+  double count(int64_t batch, int64_t length) const;
+};
+
+struct Manifest {
+  std::vector<EntryPoint> entryPoints;
+  std::optional<FlopModel> flops;
+};
+
+/// {"entry_points": [{"name", "inputs": [{"name", "shape", "dtype"}],
+///  "outputs": [{..., "dim_sources": [[input, dim] or null per dim]}]}],
+///  "flops": {"per_token", "per_visible_pair", "sliding_window"}}
+std::string formatManifest(const Manifest &manifest);
+llvm::Expected<Manifest> parseManifest(llvm::StringRef json);
+
+/// Bytes per element of `dtype` (i1 is one byte).
+size_t elementSize(llvm::StringRef dtype);
+
+} // namespace mlir::tfm
+
+#endif // TFM_RUNTIME_MANIFEST_H
