@@ -132,8 +132,8 @@ mlir::tfm::createTargetMachine(StringRef cpu, StringRef features,
   return machine;
 }
 
-/// void tfm_entry_<name>(void **descriptors) {
-///   _mlir_ciface_<name>(descriptors[0], ..., descriptors[n - 1]);
+/// int32_t tfm_entry_<name>(void **descriptors) {
+///   return _mlir_ciface_<name>(descriptors[0], ..., descriptors[n - 1]);
 /// }
 /// One signature for every entry point, whatever its argument count.
 static llvm::Error addPackedEntryPoint(llvm::Module &module,
@@ -145,8 +145,7 @@ static llvm::Error addPackedEntryPoint(llvm::Module &module,
   llvm::LLVMContext &context = module.getContext();
   llvm::Type *pointer = llvm::PointerType::getUnqual(context);
   auto *wrapper = llvm::Function::Create(
-      llvm::FunctionType::get(llvm::Type::getVoidTy(context), {pointer},
-                              false),
+      llvm::FunctionType::get(target->getReturnType(), {pointer}, false),
       llvm::GlobalValue::ExternalLinkage, "tfm_entry_" + entry.name, module);
   llvm::IRBuilder<> builder(
       llvm::BasicBlock::Create(context, "entry", wrapper));
@@ -154,8 +153,11 @@ static llvm::Error addPackedEntryPoint(llvm::Module &module,
   for (unsigned i = 0, e = target->arg_size(); i < e; ++i)
     arguments.push_back(builder.CreateLoad(
         pointer, builder.CreateConstGEP1_64(pointer, wrapper->getArg(0), i)));
-  builder.CreateCall(target, arguments);
-  builder.CreateRetVoid();
+  llvm::Value *status = builder.CreateCall(target, arguments);
+  if (target->getReturnType()->isVoidTy())
+    builder.CreateRetVoid();
+  else
+    builder.CreateRet(status);
   return llvm::Error::success();
 }
 

@@ -129,6 +129,20 @@ void mlir::tfm::resolveOutputDimSources(ModuleOp linalgModule,
   }
 }
 
+void mlir::tfm::collectRuntimeChecks(ModuleOp module,
+                                     std::vector<EntryPoint> &entryPoints) {
+  for (EntryPoint &entry : entryPoints) {
+    auto func = module.lookupSymbol<func::FuncOp>(entry.name);
+    auto checks = func ? func->getAttrOfType<ArrayAttr>("tfm.checks")
+                       : ArrayAttr();
+    entry.checks.clear();
+    for (auto message : checks ? checks.getAsRange<StringAttr>()
+                               : ArrayAttr::get(module.getContext(), {})
+                                     .getAsRange<StringAttr>())
+      entry.checks.push_back(message.str());
+  }
+}
+
 static llvm::StringRef cElementType(llvm::StringRef dtype) {
   return llvm::StringSwitch<llvm::StringRef>(dtype)
       .Case("f32", "float")
@@ -179,7 +193,9 @@ mlir::tfm::formatCHeader(const std::vector<EntryPoint> &entryPoints,
      << " * in the order listed. The caller allocates every buffer; inputs "
         "and outputs\n"
      << " * must not alias. f16 and bf16 elements are passed as raw 16-bit "
-        "patterns. */\n"
+        "patterns.\n"
+     << " * It returns 0 on success, or 1 + k when check k failed (nothing "
+        "is computed). */\n"
      << "#ifndef " << guard << "\n#define " << guard << "\n\n"
      << "#include <stdint.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
 
@@ -206,7 +222,9 @@ mlir::tfm::formatCHeader(const std::vector<EntryPoint> &entryPoints,
       os << " *   in  " << t.name << ": " << formatShape(t, entry) << "\n";
     for (const TensorSignature &t : entry.outputs)
       os << " *   out " << t.name << ": " << formatShape(t, entry) << "\n";
-    os << " */\nvoid _mlir_ciface_" << entry.name << "(";
+    for (auto [k, check] : llvm::enumerate(entry.checks))
+      os << " *   status " << k + 1 << " if violated: " << check << "\n";
+    os << " */\nint32_t _mlir_ciface_" << entry.name << "(";
     bool first = true;
     auto parameter = [&](const TensorSignature &t, size_t index) {
       os << (first ? "\n    " : ",\n    ") << descriptorName(t) << " *p"

@@ -32,8 +32,11 @@ void mlir::tfm::buildTfmBufferizationStage(
     OpPassManager &pm, const TfmLowerToLLVMPipelineOptions &options) {
   // Caller-owned inputs and outputs, everything else on the heap and freed
   // by the deallocation pipeline.
-  if (options.exposeEntryPoints)
+  if (options.exposeEntryPoints) {
     pm.addPass(createTfmExposeEntryPointsPass());
+    pm.addPass(createTfmInsertRuntimeChecksPass());
+    pm.addPass(createCanonicalizerPass());
+  }
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;

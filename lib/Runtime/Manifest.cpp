@@ -52,7 +52,8 @@ std::string mlir::tfm::formatManifest(const Manifest &manifest) {
   for (const EntryPoint &entry : manifest.entryPoints)
     entries.push_back(json::Object{{"name", entry.name},
                                    {"inputs", toJSON(entry.inputs)},
-                                   {"outputs", toJSON(entry.outputs)}});
+                                   {"outputs", toJSON(entry.outputs)},
+                                   {"checks", json::Array(entry.checks)}});
   json::Object root{{"entry_points", std::move(entries)}};
   if (manifest.flops)
     root["flops"] = json::Object{
@@ -122,8 +123,12 @@ llvm::Expected<Manifest> mlir::tfm::parseManifest(llvm::StringRef text) {
     auto outputs = parseTensors(entry->getArray("outputs"));
     if (!outputs)
       return outputs.takeError();
+    std::vector<std::string> checks;
+    if (const json::Array *list = entry->getArray("checks"))
+      for (const json::Value &check : *list)
+        checks.push_back(check.getAsString().value_or("").str());
     manifest.entryPoints.push_back({name->str(), std::move(*inputs),
-                                    std::move(*outputs)});
+                                    std::move(*outputs), std::move(checks)});
   }
   if (const json::Object *flops = object->getObject("flops")) {
     FlopModel model;

@@ -71,11 +71,16 @@ class ShapeError(ValueError):
     pass
 
 
+class RuntimeCheckError(ValueError):
+    """An entry point refused its inputs (it computed nothing)."""
+
+
 class EntryPoint:
     """A callable entry point: `outputs = entry(*inputs)` or by name."""
 
     def __init__(self, library, spec):
         self._library = library
+        self.spec = spec
         self.name = spec["name"]
         self.inputs = spec["inputs"]
         self.outputs = spec["outputs"]
@@ -125,7 +130,11 @@ class EntryPoint:
         if out is None:
             out = [np.empty(self._output_shape(spec, inputs),
                             NUMPY_DTYPES[spec["dtype"]]) for spec in self.outputs]
-        self._library.call(self.name, inputs, out)
+        status = self._library.call(self.name, inputs, out)
+        if status != 0:
+            checks = self.spec.get("checks", [])
+            what = checks[status - 1] if 0 < status <= len(checks) else "unknown check"
+            raise RuntimeCheckError(f"{self.name}: runtime check {status} failed: {what}")
         return out[0] if len(out) == 1 else tuple(out)
 
 
@@ -152,16 +161,16 @@ class Library:
             raise KeyError(f"{self.path} has no entry point '{name}'") from None
 
     def call(self, name, inputs, outputs):
-        """Runs entry point `name` on `inputs`, writing into `outputs`."""
+        """Runs entry point `name` on `inputs`, writing into `outputs`;
+        returns its status (0, or 1 + index of the failed runtime check)."""
         try:
             function = getattr(self._library, "_mlir_ciface_" + name)
         except AttributeError:
             raise KeyError(f"{self.path} has no entry point '{name}'") from None
         arrays = [np.ascontiguousarray(a) for a in inputs] + list(outputs)
         descriptors = [_describe(a) for a in arrays]
-        function.restype = None
-        function(*[ctypes.byref(d) for d in descriptors])
-        return outputs
+        function.restype = ctypes.c_int32
+        return function(*[ctypes.byref(d) for d in descriptors])
 
 
 def to_bf16(array):

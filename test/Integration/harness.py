@@ -89,7 +89,8 @@ class Suite:
         for name, entry, _, inputs, expected, element, tolerance in self.cases:
             arguments = [to_device(a, e) for a, e in inputs]
             output = to_device(np.zeros(expected.shape), element)
-            library.call(entry, arguments, [output])
+            status = library.call(entry, arguments, [output])
+            assert status == 0, f"{name}: runtime check {status} failed"
             actual = from_device(output, element)
             scale = max(np.abs(expected).max(initial=0.0), 1e-30)
             error = np.abs(actual - expected).max(initial=0.0) / scale

@@ -7,8 +7,8 @@
 // CHECK-NOT: linalg.
 // CHECK: llvm.func @block(
 // CHECK: llvm.func @_mlir_ciface_block(%{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr)
-// CHECK-SAME: attributes {llvm.emit_c_interface}
-// LLVMIR: define void @_mlir_ciface_block(ptr
+// CHECK-SAME: -> i32 attributes {llvm.emit_c_interface
+// LLVMIR: define {{.*}}i32 @_mlir_ciface_block(ptr
 func.func @block(%x: tensor<?x?x32xf32>, %g: tensor<32xf32>, %wq: tensor<32x32xf32>,
                  %wkv: tensor<8x32xf32>, %wg: tensor<48x32xf32>, %wd: tensor<32x48xf32>,
                  %pos: tensor<?xi32>) -> tensor<?x?x32xf32> {

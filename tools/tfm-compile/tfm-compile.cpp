@@ -172,22 +172,27 @@ int main(int argc, char **argv) {
   std::string libraryName =
       llvm::sys::path::stem(output == "-" ? inputPath : output).str();
 
-  // Lower stage by stage; output dims are resolved at the linalg stage, the
-  // last one where results are still values of the entry functions.
-  Stage last = emit == Emit::MLIR ? *stage : Stage::LLVMDialect;
-  bool needsManifest = emit != Emit::MLIR || !headerPath.empty();
-  Stage firstStage = needsManifest ? std::min(last, Stage::Linalg) : last;
-  if (failed(lowerModule(*module, firstStage, lowering)))
-    return 1;
-  if (firstStage == Stage::Linalg)
-    resolveOutputDimSources(*module, *entryPoints);
+  // What the manifest and header say beyond signatures comes from a copy
+  // lowered to the linalg stage (output dims) and the bufferized stage
+  // (runtime checks).
+  if (emit != Emit::MLIR || !headerPath.empty()) {
+    OwningOpRef<ModuleOp> copy = module->clone();
+    if (failed(lowerModule(*copy, Stage::Linalg, LoweringOptions())))
+      return 1;
+    resolveOutputDimSources(*copy, *entryPoints);
+    if (failed(lowerModule(*copy, Stage::Bufferized, LoweringOptions(),
+                           Stage::Linalg)))
+      return 1;
+    collectRuntimeChecks(*copy, *entryPoints);
+  }
   if (!headerPath.empty() &&
       writeText(headerPath, formatCHeader(*entryPoints, libraryName)))
     return 1;
   if (emit == Emit::Header)
     return writeText(output, formatCHeader(*entryPoints, libraryName));
-  if (last > firstStage &&
-      failed(lowerModule(*module, last, lowering, /*first=*/firstStage)))
+
+  Stage last = emit == Emit::MLIR ? *stage : Stage::LLVMDialect;
+  if (failed(lowerModule(*module, last, lowering)))
     return 1;
   if (emit == Emit::MLIR) {
     std::string text;

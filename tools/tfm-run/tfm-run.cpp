@@ -273,13 +273,19 @@ int main(int argc, char **argv) {
   std::vector<void *> pointers;
   for (auto &words : descriptors)
     pointers.push_back(words.data());
-  using PackedEntry = void (*)(void **);
+  using PackedEntry = int32_t (*)(void **);
   auto function = reinterpret_cast<PackedEntry>(
       dlsym(library, ("tfm_entry_" + entry->name).c_str()));
   if (!function)
     return fail("'" + libraryPath + "' lacks tfm_entry_" + entry->name);
 
-  function(pointers.data());
+  if (int32_t status = function(pointers.data())) {
+    std::string what = status > 0 && size_t(status) <= entry->checks.size()
+                           ? entry->checks[status - 1]
+                           : "unknown check";
+    return fail(llvm::formatv("'{0}' refused its inputs (status {1}): {2}",
+                              entry->name, status, what));
+  }
   if (benchRuns > 0) {
     std::vector<double> seconds;
     for (unsigned run = 0; run < benchRuns; ++run) {

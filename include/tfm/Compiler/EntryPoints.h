@@ -28,6 +28,11 @@ FailureOr<std::vector<EntryPoint>> collectEntryPoints(ModuleOp module);
 void resolveOutputDimSources(ModuleOp linalgModule,
                              std::vector<EntryPoint> &entryPoints);
 
+/// Reads the runtime checks (`tfm.checks`, from tfm-insert-runtime-checks)
+/// of every entry point of `module` lowered to the bufferized stage.
+void collectRuntimeChecks(ModuleOp module,
+                          std::vector<EntryPoint> &entryPoints);
+
 /// A C header declaring `_mlir_ciface_<name>` for every entry point with
 /// typed memref descriptors and the argument order spelled out.
 std::string formatCHeader(const std::vector<EntryPoint> &entryPoints,

@@ -2,10 +2,11 @@
 //
 // Every library built by tfm-compile embeds a JSON manifest (the exported
 // NUL-terminated string `tfm_manifest`) describing its entry points: names,
-// shapes and dtypes of inputs and outputs, and which input dims size each
-// dynamic output dim. For each entry point `name` it also exports
-// `void tfm_entry_<name>(void **descriptors)`, which takes the memref
-// descriptor pointers of the inputs then the outputs as one array.
+// shapes and dtypes of inputs and outputs, which input dims size each
+// dynamic output dim, and the runtime checks. For each entry point `name` it
+// also exports `int32_t tfm_entry_<name>(void **descriptors)`, which takes
+// the memref descriptor pointers of the inputs then the outputs as one array
+// and returns the entry point's status (0, or 1 + index of a failed check).
 //
 // This header has no MLIR dependency: tfm-run and other hosts use it.
 //
@@ -42,6 +43,9 @@ struct EntryPoint {
   std::string name;
   std::vector<TensorSignature> inputs;
   std::vector<TensorSignature> outputs;
+  /// What the entry point checks before computing; it returns 0 on success
+  /// or 1 + the index of the first failed check.
+  std::vector<std::string> checks;
 };
 
 /// Work of a language model compiled from a description, as a function of
@@ -61,7 +65,8 @@ struct Manifest {
 };
 
 /// {"entry_points": [{"name", "inputs": [{"name", "shape", "dtype"}],
-///  "outputs": [{..., "dim_sources": [[input, dim] or null per dim]}]}],
+///  "outputs": [{..., "dim_sources": [[input, dim] or null per dim]}],
+///  "checks": ["message", ...]}],
 ///  "flops": {"per_token", "per_visible_pair", "sliding_window"}}
 std::string formatManifest(const Manifest &manifest);
 llvm::Expected<Manifest> parseManifest(llvm::StringRef json);

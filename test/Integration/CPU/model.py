@@ -78,4 +78,30 @@ for bad, message in [((ids.astype(np.int64), ids, *weights), "must be i32"),
         failures += not ok
         print(f"{'PASS' if ok else 'FAIL'} rejected: {error}")
 
+# Wrong runtime shapes and out-of-range token ids are refused by the compiled
+# code itself (its status), before anything is read or written.
+forward = runtime.Library(workdir / "llama_tied.so")["forward"]
+params = [np.full([max(d, 1) for d in spec["shape"]], 0.5, np.float32)
+          for spec in forward.inputs[2:]]
+ids = np.array([[1, 2, 3]], np.int32)
+positions = np.array([[0, 1, 2]], np.int32)
+cases = [
+    ("short position_ids", ids, positions[:, :2],
+     "dim 1 of 'input_ids' must equal dim 1 of 'position_ids'"),
+    ("id equal to vocab_size", np.array([[1, 97, 3]], np.int32), positions,
+     "every element of 'input_ids' must be in [0, 97)"),
+    ("negative id", np.array([[-1, 2, 3]], np.int32), positions,
+     "every element of 'input_ids' must be in [0, 97)"),
+]
+for what, bad_ids, bad_positions, message in cases:
+    out = np.full((bad_ids.shape[0], bad_ids.shape[1], 97), 7.0, np.float32)
+    try:
+        forward(bad_ids, bad_positions, *params, out=[out])
+        print(f"FAIL {what}: no error")
+        failures += 1
+    except runtime.RuntimeCheckError as error:
+        ok = message in str(error) and (out == 7.0).all()
+        failures += not ok
+        print(f"{'PASS' if ok else 'FAIL'} {what} refused: {error}")
+
 sys.exit(1 if failures else 0)

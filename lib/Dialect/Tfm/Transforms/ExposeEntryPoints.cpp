@@ -2,6 +2,7 @@
 
 #include "tfm/Dialect/Tfm/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -22,8 +23,8 @@ static MemRefType bufferTypeFor(RankedTensorType type) {
 }
 
 /// (tensor inputs) -> (tensor results) becomes (memref inputs, memref
-/// outputs) -> (): inputs are wrapped with restrict to_tensor, results are
-/// materialized into the output buffers.
+/// outputs) -> i32 status: inputs are wrapped with restrict to_tensor,
+/// results are materialized into the output buffers.
 static LogicalResult exposeEntryPoint(func::FuncOp func) {
   FunctionType type = func.getFunctionType();
   for (Type input : type.getInputs())
@@ -66,14 +67,17 @@ static LogicalResult exposeEntryPoint(func::FuncOp func) {
       bufferization::MaterializeInDestinationOp::create(
           atReturn, ret.getLoc(), TypeRange(), value, output,
           /*restrict=*/true, /*writable=*/true);
-    func::ReturnOp::create(atReturn, ret.getLoc());
+    // Status 0: success (tfm-insert-runtime-checks adds failure codes).
+    Value ok = arith::ConstantIntOp::create(atReturn, ret.getLoc(), 0, 32);
+    func::ReturnOp::create(atReturn, ret.getLoc(), ok);
     ret.erase();
   }
 
   if (failed(func.eraseResults(llvm::BitVector(type.getNumResults(), true))))
     return failure();
   func.setFunctionType(
-      FunctionType::get(func.getContext(), entry.getArgumentTypes(), {}));
+      FunctionType::get(func.getContext(), entry.getArgumentTypes(),
+                        {IntegerType::get(func.getContext(), 32)}));
   func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                 UnitAttr::get(func.getContext()));
   return success();

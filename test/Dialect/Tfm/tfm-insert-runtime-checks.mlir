@@ -1,0 +1,68 @@
+// RUN: tfm-opt %s --tfm-expose-entry-points --tfm-insert-runtime-checks --split-input-file | FileCheck %s
+
+// Dims that index the same loop must agree, gathered ids must be in range,
+// and the output buffer must fit the result: all checked before computing.
+// CHECK-LABEL: func.func @embedding_then_rope
+// CHECK-SAME: (%[[IDS:[^:]+]]: memref<?x?xi32> {tfm.name = "ids"}, %[[POS:[^:]+]]: memref<?x?xi32> {tfm.name = "positions"}, %[[TABLE:[^:]+]]: memref<10x8xf32> {tfm.name = "table"}, %[[OUT:[^:]+]]: memref<?x1x?x8xf32> {tfm.name = "out"}) -> i32
+// CHECK-SAME: tfm.checks = ["dim 0 of 'ids' must equal dim 0 of 'positions'", "dim 1 of 'ids' must equal dim 1 of 'positions'", "every element of 'ids' must be in [0, 10)", "dim 0 of 'out' must equal dim 0 of 'ids'", "dim 2 of 'out' must equal dim 1 of 'ids'"]
+// CHECK-DAG: %[[IDS_B:.+]] = memref.dim %[[IDS]], %c0
+// CHECK-DAG: %[[POS_B:.+]] = memref.dim %[[POS]], %c0
+// CHECK: %[[SAME_B:.+]] = arith.cmpi eq, %[[IDS_B]], %[[POS_B]] : index
+// CHECK: %[[IN_RANGE:.+]] = linalg.generic {{.+}} iterator_types = ["reduction", "reduction"]
+// CHECK:   arith.cmpi sge
+// CHECK:   arith.cmpi slt
+// CHECK: } -> tensor<i1>
+// CHECK: tensor.extract %[[IN_RANGE]][] : tensor<i1>
+// CHECK: scf.if %{{.+}} {
+// CHECK:   linalg.generic
+// CHECK:   bufferization.materialize_in_destination
+// CHECK: }
+// CHECK: return %{{.+}} : i32
+func.func @embedding_then_rope(%ids: tensor<?x?xi32> {tfm.name = "ids"},
+                               %positions: tensor<?x?xi32> {tfm.name = "positions"},
+                               %table: tensor<10x8xf32> {tfm.name = "table"})
+    -> (tensor<?x1x?x8xf32> {tfm.name = "out"}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = tensor.dim %ids, %c0 : tensor<?x?xi32>
+  %s = tensor.dim %ids, %c1 : tensor<?x?xi32>
+  %init = tensor.empty(%b, %s) : tensor<?x?x8xf32>
+  %e = linalg.generic {indexing_maps = [affine_map<(b, s, d) -> (b, s)>, affine_map<(b, s, d) -> (b, s, d)>],
+                       iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%ids : tensor<?x?xi32>) outs(%init : tensor<?x?x8xf32>) {
+  ^bb0(%id: i32, %out: f32):
+    %row = arith.index_cast %id : i32 to index
+    %col = linalg.index 2 : index
+    %v = tensor.extract %table[%row, %col] : tensor<10x8xf32>
+    linalg.yield %v : f32
+  } -> tensor<?x?x8xf32>
+  %h = tensor.expand_shape %e [[0], [1, 2], [3]] output_shape [%b, 1, %s, 8]
+      : tensor<?x?x8xf32> into tensor<?x1x?x8xf32>
+  %init2 = tensor.empty(%b, %s) : tensor<?x1x?x8xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(b, h, s, d) -> (b, h, s, d)>, affine_map<(b, h, s, d) -> (b, s)>, affine_map<(b, h, s, d) -> (b, h, s, d)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%h, %positions : tensor<?x1x?x8xf32>, tensor<?x?xi32>) outs(%init2 : tensor<?x1x?x8xf32>) {
+  ^bb0(%x: f32, %p: i32, %out: f32):
+    %pf = arith.sitofp %p : i32 to f32
+    %y = arith.mulf %x, %pf : f32
+    linalg.yield %y : f32
+  } -> tensor<?x1x?x8xf32>
+  return %r : tensor<?x1x?x8xf32>
+}
+
+// -----
+
+// Fully static shapes need no check.
+// CHECK-LABEL: func.func @static_needs_no_checks
+// CHECK-NOT: tfm.checks
+// CHECK-NOT: scf.if
+func.func @static_needs_no_checks(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %init = tensor.empty() : tensor<4x8xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%init : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
