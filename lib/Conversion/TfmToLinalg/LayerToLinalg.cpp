@@ -368,8 +368,11 @@ struct RopeLowering : OpConversionPattern<RopeOp> {
               arith::MulFOp::create(
                   b, loc, sign,
                   arith::MulFOp::create(b, loc, widen(other), sin)));
-          return arith::TruncFOp::create(b, loc, type.getElementType(),
-                                         rotated);
+          // Through f32: f64 -> bf16 has no lowering without compiler-rt.
+          Value single = arith::TruncFOp::create(b, loc, b.getF32Type(),
+                                                 rotated);
+          return LinalgBuilder::fromF32(b, loc, single,
+                                        type.getElementType());
         });
     LinalgBuilder::replaceOp(rewriter, op, result);
     return success();

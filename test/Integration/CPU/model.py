@@ -59,6 +59,38 @@ for name, config in MODELS.items():
         print(f"{'PASS' if ok else 'FAIL'} {name} B={batch} S={length}: "
               f"error {error:.2e} (tolerance 1e-05)")
 
+# bf16 and f16 models: parameters and activations in 16 bits, accumulation
+# in f32; within 1e-2 of the float64 reference on the rounded weights. Every
+# op rounds its output to the 16-bit type (as PyTorch does), so the error
+# grows with depth: bf16 (8-bit mantissa) is tested on one layer, f16 on two.
+for dtype, layers in [("bf16", 1), ("f16", 2)]:
+    config = dict(MODELS["llama_tied"], dtype=dtype, num_layers=layers)
+    forward = runtime.Library(compiler.compile_model(
+        config, workdir / f"llama_{dtype}.so"))["forward"]
+    params, device = {}, []
+    for spec in forward.inputs[2:]:
+        # Fan-in scaled, as trained weights are: no layer amplifies the
+        # (unavoidable) rounding of each op's 16-bit output.
+        value = rng.standard_normal(spec["shape"]) / np.sqrt(spec["shape"][-1])
+        if spec["name"].endswith("norm.weight"):
+            value = 1.0 + 0.1 * rng.standard_normal(spec["shape"])
+        if dtype == "bf16":
+            bits = runtime.to_bf16(value)
+            device.append(bits)
+            params[spec["name"]] = runtime.from_bf16(bits).astype(np.float64)
+        else:
+            device.append(value.astype(np.float16))
+            params[spec["name"]] = device[-1].astype(np.float64)
+    ids = rng.integers(0, config["vocab_size"], (2, 9)).astype(np.int32)
+    positions = np.tile(np.arange(9, dtype=np.int32), (2, 1))
+    logits = forward(ids, positions, *device)
+    actual = (runtime.from_bf16(logits) if dtype == "bf16" else logits).astype(np.float64)
+    expected = reference.language_model(config, params, ids, positions)
+    error = np.abs(actual - expected).max() / np.abs(expected).max()
+    ok = error <= 1e-2
+    failures += not ok
+    print(f"{'PASS' if ok else 'FAIL'} llama_tied {dtype}: error {error:.2e} (tolerance 1e-02)")
+
 # Inputs are checked against the manifest before anything runs.
 forward = runtime.Library(workdir / "post_norm_relu.so")["forward"]
 ids = np.zeros((1, 4), np.int32)
