@@ -9,6 +9,7 @@ and outputs must not alias. Every library embeds a JSON manifest (symbol
 """
 
 import json
+import os
 
 import ctypes
 
@@ -142,7 +143,10 @@ class Library:
     """A compiled tfm shared library."""
 
     def __init__(self, path):
-        self.path = str(path)
+        # Absolute: a bare file name would be searched for on the system path.
+        self.path = os.path.abspath(path)
+        if not os.path.exists(self.path):
+            raise FileNotFoundError(f"no compiled library at {self.path}")
         self._library = ctypes.CDLL(self.path)
         try:
             # A NUL-terminated char array, not a pointer.

@@ -1,0 +1,68 @@
+# RUN: %python %s %t
+#
+# The Python package's API: compile a description, call by position and by
+# name, safetensors round trips (bf16 included), and the errors it raises.
+
+import pathlib
+import sys
+
+import numpy as np
+
+from tfm import compiler, reference, runtime, safetensors
+
+out = pathlib.Path(sys.argv[1])
+out.mkdir(parents=True, exist_ok=True)
+rng = np.random.default_rng(3)
+
+config = {"vocab_size": 50, "d_model": 32, "num_layers": 1, "num_heads": 4,
+          "num_kv_heads": 2, "d_ff": 48, "tie_embeddings": True}
+library = runtime.Library(compiler.compile_model(config, out / "model.so",
+                                                 header=out / "model.h"))
+assert list(library.entry_points) == ["forward"]
+forward = library["forward"]
+assert [s["name"] for s in forward.inputs[:3]] == [
+    "input_ids", "position_ids", "model.embed_tokens.weight"]
+assert "int32_t _mlir_ciface_forward(" in (out / "model.h").read_text()
+
+params = {s["name"]: (rng.standard_normal(s["shape"]) * 0.2).astype(np.float32)
+          for s in forward.inputs[2:]}
+ids = rng.integers(0, 50, (2, 5)).astype(np.int32)
+positions = np.tile(np.arange(5, dtype=np.int32), (2, 1))
+by_position = forward(ids, positions, *params.values())
+by_name = forward(input_ids=ids, position_ids=positions, **params)
+assert np.array_equal(by_position, by_name)
+expected = reference.language_model(config, params, ids, positions)
+assert np.abs(by_name - expected).max() <= 1e-5 * np.abs(expected).max()
+
+# Safetensors round trip, bf16 as bit patterns.
+bits = runtime.to_bf16(np.array([1.0, -2.5, 3.14159], np.float32))
+safetensors.save(out / "t.safetensors", {"a": params["model.norm.weight"], "b": bits,
+                                         "ids": ids}, bf16={"b"})
+loaded = safetensors.load(out / "t.safetensors")
+assert np.array_equal(loaded["a"], params["model.norm.weight"])
+assert np.array_equal(loaded["ids"], ids)
+assert np.allclose(runtime.from_bf16(loaded["b"]), [1.0, -2.5, 3.140625])
+
+
+def expect(error_type, fragment, function):
+    try:
+        function()
+    except error_type as error:
+        assert fragment in str(error), (fragment, str(error))
+        print(f"PASS {error_type.__name__}: {error}".splitlines()[0])
+        return
+    raise AssertionError(f"no {error_type.__name__} ({fragment})")
+
+
+expect(FileNotFoundError, "no compiled library", lambda: runtime.Library(out / "nope.so"))
+expect(KeyError, "no entry point 'backward'", lambda: library["backward"])
+expect(TypeError, "missing inputs ['position_ids']",
+       lambda: forward(input_ids=ids, **params))
+expect(TypeError, "by position or by name", lambda: forward(ids, position_ids=positions))
+expect(compiler.CompileError, "model description: unknown field 'colour'",
+       lambda: compiler.compile_model(dict(config, colour=1), out / "bad.so"))
+expect(compiler.CompileError, "command failed: ",
+       lambda: compiler.compile_mlir("func.func @f(", out / "bad.so"))
+expect(runtime.RuntimeCheckError, "must be in [0, 50)",
+       lambda: forward(ids + 50, positions, *params.values()))
+print("all API checks passed")
