@@ -7,6 +7,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -36,6 +38,9 @@ struct ModelConfig {
   bool tieEmbeddings = false, attentionBias = false, mlpBias = false,
        finalNorm = true;
   std::string dtype = "f32";
+  /// Parameter names and layouts: Hugging Face LLaMA/Mistral, or GPT-2
+  /// (fused c_attn, Conv1D [in, out] weights).
+  bool gpt2Naming = false;
 };
 
 llvm::Error fieldError(const llvm::Twine &message) {
@@ -175,6 +180,10 @@ llvm::Expected<ModelConfig> parseConfig(llvm::StringRef json) {
   config.finalNorm = placement == "pre";
   if (auto error = reader.boolean("final_norm", config.finalNorm))
     return std::move(error);
+  std::string naming = "llama";
+  if (auto error = reader.choice("naming", naming, {"llama", "gpt2"}))
+    return std::move(error);
+  config.gpt2Naming = naming == "gpt2";
 
   // "positions": {"kind": "rope", "theta": 10000.0, "style": "half"} or
   //              {"kind": "learned", "max_positions": 1024}
@@ -237,8 +246,29 @@ llvm::Expected<ModelConfig> parseConfig(llvm::StringRef json) {
   config.dtype = dtype;
   if (config.mlpBias && isGatedFFN(config.ffn))
     return fieldError("'mlp_bias' is only supported with plain FFN kinds");
+  if (config.gpt2Naming) {
+    // A GPT-2 checkpoint has exactly this structure.
+    std::string mismatch =
+        config.norm != NormKind::layer_norm ? "'norm': \"layer_norm\""
+        : config.rope                       ? "learned 'positions'"
+        : isGatedFFN(config.ffn)            ? "a plain 'ffn' kind"
+        : config.numKvHeads != config.numHeads
+            ? "'num_kv_heads' equal to 'num_heads'"
+        : !config.attentionBias || !config.mlpBias
+            ? "'attention_bias' and 'mlp_bias'"
+        : !config.tieEmbeddings ? "'tie_embeddings'"
+                                : "";
+    if (!mismatch.empty())
+      return fieldError("'naming': \"gpt2\" needs " + mismatch);
+  }
   return config;
 }
+
+/// The operands of one tfm.decoder_block (absent ones are null).
+struct BlockWeights {
+  Value attnNormW, attnNormB, qW, qB, kW, kB, vW, vB, oW, oB, ffnNormW,
+      ffnNormB, gateW, upW, upB, downW, downB;
+};
 
 /// Builds @forward, adding parameters as named arguments as it goes.
 class ModelBuilder {
@@ -278,6 +308,10 @@ private:
     return {weight, bias};
   }
 
+  BlockWeights llamaBlockWeights(int64_t layer);
+  BlockWeights gpt2BlockWeights(int64_t layer);
+  Value transposed(Value weight);
+  Value rows(Value value, int64_t offset, int64_t count);
   Value decoderBlock(int64_t layer, Value x, Value positions);
 
   const ModelConfig &config;
@@ -288,7 +322,57 @@ private:
   SmallVector<Attribute> names;
 };
 
-Value ModelBuilder::decoderBlock(int64_t layer, Value x, Value positions) {
+/// A [rows, cols] Conv1D weight as the [cols, rows] nn.Linear weight.
+Value ModelBuilder::transposed(Value weight) {
+  auto type = cast<RankedTensorType>(weight.getType());
+  Value init = tensor::EmptyOp::create(
+      b, loc, ArrayRef<int64_t>{type.getDimSize(1), type.getDimSize(0)},
+      element);
+  return linalg::TransposeOp::create(b, loc, weight, init,
+                                     ArrayRef<int64_t>{1, 0})
+      .getResult()[0];
+}
+
+/// Rows [offset, offset + count) of a rank-1 or rank-2 tensor.
+Value ModelBuilder::rows(Value value, int64_t offset, int64_t count) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes, strides(type.getRank(), b.getIndexAttr(1));
+  for (int64_t size : type.getShape())
+    sizes.push_back(b.getIndexAttr(size));
+  offsets[0] = b.getIndexAttr(offset);
+  sizes[0] = b.getIndexAttr(count);
+  return tensor::ExtractSliceOp::create(b, loc, value, offsets, sizes, strides);
+}
+
+/// GPT-2 names and layouts: fused c_attn [D, 3D] split into q/k/v, Conv1D
+/// [in, out] weights transposed into nn.Linear layout (in the compiled code,
+/// so a checkpoint needs no conversion).
+BlockWeights ModelBuilder::gpt2BlockWeights(int64_t layer) {
+  std::string prefix = llvm::formatv("transformer.h.{0}.", layer).str();
+  int64_t d = config.dModel, dFF = config.dFF;
+  BlockWeights w;
+  std::tie(w.attnNormW, w.attnNormB) = normParameters(prefix + "ln_1");
+  Value qkv = transposed(parameter(prefix + "attn.c_attn.weight", {d, 3 * d}));
+  Value qkvBias = parameter(prefix + "attn.c_attn.bias", {3 * d});
+  w.qW = rows(qkv, 0, d);
+  w.kW = rows(qkv, d, d);
+  w.vW = rows(qkv, 2 * d, d);
+  w.qB = rows(qkvBias, 0, d);
+  w.kB = rows(qkvBias, d, d);
+  w.vB = rows(qkvBias, 2 * d, d);
+  w.oW = transposed(parameter(prefix + "attn.c_proj.weight", {d, d}));
+  w.oB = parameter(prefix + "attn.c_proj.bias", {d});
+  std::tie(w.ffnNormW, w.ffnNormB) = normParameters(prefix + "ln_2");
+  w.upW = transposed(parameter(prefix + "mlp.c_fc.weight", {d, dFF}));
+  w.upB = parameter(prefix + "mlp.c_fc.bias", {dFF});
+  w.downW = transposed(parameter(prefix + "mlp.c_proj.weight", {dFF, d}));
+  w.downB = parameter(prefix + "mlp.c_proj.bias", {d});
+  return w;
+}
+
+/// Hugging Face LLaMA/Mistral names, nn.Linear layouts.
+BlockWeights ModelBuilder::llamaBlockWeights(int64_t layer) {
   std::string prefix = llvm::formatv("model.layers.{0}.", layer).str();
   int64_t headDim = config.dModel / config.numHeads;
   int64_t kvRows = config.numKvHeads * headDim;
@@ -299,24 +383,33 @@ Value ModelBuilder::decoderBlock(int64_t layer, Value x, Value positions) {
     return {w, bv};
   };
 
-  auto [attnNormW, attnNormB] = normParameters(prefix + "input_layernorm");
+  BlockWeights w;
+  std::tie(w.attnNormW, w.attnNormB) =
+      normParameters(prefix + "input_layernorm");
   bool qkvBias = config.attentionBias;
-  auto [qW, qB] = projection("self_attn.q_proj", config.dModel, config.dModel,
-                             qkvBias);
-  auto [kW, kB] = projection("self_attn.k_proj", kvRows, config.dModel, qkvBias);
-  auto [vW, vB] = projection("self_attn.v_proj", kvRows, config.dModel, qkvBias);
-  auto [oW, oB] = projection("self_attn.o_proj", config.dModel, config.dModel,
-                             qkvBias);
-  auto [ffnNormW, ffnNormB] =
+  std::tie(w.qW, w.qB) = projection("self_attn.q_proj", config.dModel,
+                                    config.dModel, qkvBias);
+  std::tie(w.kW, w.kB) =
+      projection("self_attn.k_proj", kvRows, config.dModel, qkvBias);
+  std::tie(w.vW, w.vB) =
+      projection("self_attn.v_proj", kvRows, config.dModel, qkvBias);
+  std::tie(w.oW, w.oB) = projection("self_attn.o_proj", config.dModel,
+                                    config.dModel, qkvBias);
+  std::tie(w.ffnNormW, w.ffnNormB) =
       normParameters(prefix + "post_attention_layernorm");
-  Value gateW;
   if (isGatedFFN(config.ffn))
-    gateW = projection("mlp.gate_proj", config.dFF, config.dModel, false).first;
-  auto [upW, upB] =
+    w.gateW =
+        projection("mlp.gate_proj", config.dFF, config.dModel, false).first;
+  std::tie(w.upW, w.upB) =
       projection("mlp.up_proj", config.dFF, config.dModel, config.mlpBias);
-  auto [downW, downB] =
+  std::tie(w.downW, w.downB) =
       projection("mlp.down_proj", config.dModel, config.dFF, config.mlpBias);
+  return w;
+}
 
+Value ModelBuilder::decoderBlock(int64_t layer, Value x, Value positions) {
+  BlockWeights w = config.gpt2Naming ? gpt2BlockWeights(layer)
+                                     : llamaBlockWeights(layer);
   MLIRContext *context = b.getContext();
   MaskAttr mask = config.slidingWindow
                       ? MaskAttr::getSlidingWindow(context, config.slidingWindow)
@@ -326,8 +419,9 @@ Value ModelBuilder::decoderBlock(int64_t layer, Value x, Value positions) {
                                               config.ropeStyle)
                               : RopeAttr();
   return DecoderBlockOp::create(
-      b, loc, x.getType(), x, attnNormW, attnNormB, qW, qB, kW, kB, vW, vB, oW,
-      oB, ffnNormW, ffnNormB, gateW, upW, upB, downW, downB,
+      b, loc, x.getType(), x, w.attnNormW, w.attnNormB, w.qW, w.qB, w.kW,
+      w.kB, w.vW, w.vB, w.oW, w.oB, w.ffnNormW, w.ffnNormB, w.gateW, w.upW,
+      w.upB, w.downW, w.downB,
       config.rope ? positions : Value(), /*kv_lengths=*/Value(),
       NormPlacementAttr::get(context, config.placement),
       NormKindAttr::get(context, config.norm), b.getF32FloatAttr(config.eps),
@@ -349,11 +443,14 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   Value positions = parameter("position_ids", {dyn, dyn}, i32);
   auto hidden = tensor({dyn, dyn, config.dModel});
 
-  Value embed = parameter("model.embed_tokens.weight",
+  bool gpt2 = config.gpt2Naming;
+  Value embed = parameter(gpt2 ? "transformer.wte.weight"
+                               : "model.embed_tokens.weight",
                           {config.vocabSize, config.dModel});
   Value h = EmbeddingOp::create(b, loc, hidden, ids, embed);
   if (!config.rope) {
-    Value table = parameter("model.embed_positions.weight",
+    Value table = parameter(gpt2 ? "transformer.wpe.weight"
+                                 : "model.embed_positions.weight",
                             {config.maxPositions, config.dModel});
     Value learned = EmbeddingOp::create(b, loc, hidden, positions, table);
     h = arith::AddFOp::create(b, loc, h, learned);
@@ -361,7 +458,8 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   for (int64_t layer = 0; layer < config.numLayers; ++layer)
     h = decoderBlock(layer, h, positions);
   if (config.finalNorm) {
-    auto [weight, bias] = normParameters("model.norm");
+    auto [weight, bias] =
+        normParameters(gpt2 ? "transformer.ln_f" : "model.norm");
     FloatAttr eps = b.getF32FloatAttr(config.eps);
     h = config.norm == NormKind::rms_norm
             ? RMSNormOp::create(b, loc, hidden, h, weight, eps).getResult()
@@ -406,7 +504,8 @@ mlir::tfm::buildModelFromJSON(llvm::StringRef json, MLIRContext *context) {
   llvm::Expected<ModelConfig> config = parseConfig(json);
   if (!config)
     return config.takeError();
-  context->loadDialect<TfmDialect, func::FuncDialect, arith::ArithDialect>();
+  context->loadDialect<TfmDialect, func::FuncDialect, arith::ArithDialect,
+                       linalg::LinalgDialect, tensor::TensorDialect>();
   OwningOpRef<ModuleOp> module = ModelBuilder(*config, context).build();
   if (failed(verify(*module)))
     return llvm::createStringError(

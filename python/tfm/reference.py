@@ -227,9 +227,38 @@ def decoder_block(x, params, *, placement, norm, eps, heads, kv_heads, ffn_kind,
     return normalize(h + feed_forward(h), "ffn_norm")
 
 
+def gpt2_to_llama_names(config, params):
+    """GPT-2 checkpoint parameters (fused c_attn, Conv1D [in, out] weights)
+    under the LLaMA-style names and nn.Linear layouts."""
+    d = config["d_model"]
+    renamed = {"model.embed_tokens.weight": params["transformer.wte.weight"],
+               "model.embed_positions.weight": params["transformer.wpe.weight"],
+               "model.norm.weight": params["transformer.ln_f.weight"],
+               "model.norm.bias": params["transformer.ln_f.bias"]}
+    for layer in range(config["num_layers"]):
+        g, l = f"transformer.h.{layer}.", f"model.layers.{layer}."
+        qkv, qkv_bias = np.asarray(params[g + "attn.c_attn.weight"]).T, params[g + "attn.c_attn.bias"]
+        for i, name in enumerate(["q", "k", "v"]):
+            renamed[f"{l}self_attn.{name}_proj.weight"] = qkv[i * d:(i + 1) * d]
+            renamed[f"{l}self_attn.{name}_proj.bias"] = qkv_bias[i * d:(i + 1) * d]
+        renamed[l + "self_attn.o_proj.weight"] = np.asarray(params[g + "attn.c_proj.weight"]).T
+        renamed[l + "self_attn.o_proj.bias"] = params[g + "attn.c_proj.bias"]
+        renamed[l + "mlp.up_proj.weight"] = np.asarray(params[g + "mlp.c_fc.weight"]).T
+        renamed[l + "mlp.up_proj.bias"] = params[g + "mlp.c_fc.bias"]
+        renamed[l + "mlp.down_proj.weight"] = np.asarray(params[g + "mlp.c_proj.weight"]).T
+        renamed[l + "mlp.down_proj.bias"] = params[g + "mlp.c_proj.bias"]
+        for ours, theirs in [("input_layernorm", "ln_1"), ("post_attention_layernorm", "ln_2")]:
+            renamed[f"{l}{ours}.weight"] = params[f"{g}{theirs}.weight"]
+            renamed[f"{l}{ours}.bias"] = params[f"{g}{theirs}.bias"]
+    return renamed
+
+
 def language_model(config, params, input_ids, position_ids):
     """Logits of a model description (docs/ModelDescription.md) with
-    parameters named as tfm-compile names them (Hugging Face LLaMA style)."""
+    parameters named as tfm-compile names them (Hugging Face LLaMA style, or
+    GPT-2 style with "naming": "gpt2")."""
+    if config.get("naming") == "gpt2":
+        params = gpt2_to_llama_names(config, params)
     placement = config.get("norm_placement", "pre")
     norm = config.get("norm", "rms_norm")
     eps = config.get("norm_eps", 1e-5)

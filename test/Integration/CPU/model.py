@@ -4,8 +4,9 @@
 # runtime (manifest-checked inputs, outputs sized from the manifest), against
 # the float64 reference language model: a 2-layer LLaMA-style model with tied
 # embeddings, a Mistral-style sliding-window GQA model, a GPT-2-style model
-# (learned positions, LayerNorm, gelu_tanh, biases) and a post-norm model.
-# Each library is called at two batch/sequence sizes.
+# (learned positions, LayerNorm, gelu_tanh, biases), a post-norm model, and
+# a GPT-2 model under GPT-2 checkpoint names. Each library is called at two
+# batch/sequence sizes.
 
 import pathlib
 import sys
@@ -33,6 +34,12 @@ MODELS = {
         "d_ff": 72, "norm": "layer_norm", "ffn": "gelu_tanh",
         "positions": {"kind": "learned", "max_positions": 40},
         "attention_bias": True, "mlp_bias": True, "tie_embeddings": True},
+    # A GPT-2 checkpoint's own names and layouts (fused c_attn, Conv1D).
+    "gpt2_checkpoint_names": {
+        "vocab_size": 67, "d_model": 48, "num_layers": 2, "num_heads": 4,
+        "d_ff": 96, "norm": "layer_norm", "ffn": "gelu_tanh", "naming": "gpt2",
+        "positions": {"kind": "learned", "max_positions": 32},
+        "attention_bias": True, "mlp_bias": True, "tie_embeddings": True},
     "post_norm_relu": {
         "vocab_size": 50, "d_model": 40, "num_layers": 1, "num_heads": 4,
         "num_kv_heads": 1, "d_ff": 56, "norm": "layer_norm", "norm_placement": "post",
@@ -45,7 +52,9 @@ for name, config in MODELS.items():
     forward = library["forward"]
     params = {}
     for spec in forward.inputs[2:]:
-        scale = 1.0 if spec["name"].endswith("norm.weight") or "layernorm" in spec["name"] else 0.3
+        is_norm = spec["name"].endswith("norm.weight") or "layernorm" in spec["name"] \
+            or ".ln_" in spec["name"]
+        scale = 1.0 if is_norm else 0.3
         base = 1.0 if scale == 1.0 and spec["name"].endswith("weight") else 0.0
         params[spec["name"]] = (base + scale * rng.standard_normal(spec["shape"])).astype(np.float32)
     for batch, length in [(1, 5), (3, 17)]:
