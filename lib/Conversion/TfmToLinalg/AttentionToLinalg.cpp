@@ -6,9 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LinalgBuilder.h"
+#include "tfm/Dialect/Tfm/Utils/LinalgBuilder.h"
 #include "tfm/Conversion/TfmToLinalg/TfmToLinalg.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
+#include "tfm/Dialect/Tfm/Utils/AttentionMask.h"
 #include "tfm/Dialect/Tfm/Utils/AttentionDims.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -26,37 +27,6 @@ using namespace mlir::tfm;
 namespace {
 
 using Iter = utils::IteratorType;
-
-Value indexConstant(OpBuilder &b, Location loc, int64_t value) {
-  return arith::ConstantIndexOp::create(b, loc, value);
-}
-
-/// Whether key `key` is visible from query row `row` under `mask`, where the
-/// query's absolute position is `row + offset` (offset = Skv - Sq).
-Value isVisible(OpBuilder &b, Location loc, MaskAttr mask, Value row,
-                Value key, Value offset) {
-  Value visible = arith::ConstantIntOp::create(b, loc, 1, 1);
-  if (mask.isNone())
-    return visible;
-  Value position = arith::AddIOp::create(b, loc, row, offset);
-  if (mask.getLeft() != MaskAttr::kUnbounded) {
-    // key >= position - left
-    Value first = arith::SubIOp::create(
-        b, loc, position, indexConstant(b, loc, mask.getLeft()));
-    visible = arith::AndIOp::create(
-        b, loc, visible,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, key, first));
-  }
-  if (mask.getRight() != MaskAttr::kUnbounded) {
-    // key <= position + right
-    Value last = arith::AddIOp::create(b, loc, position,
-                                       indexConstant(b, loc, mask.getRight()));
-    visible = arith::AndIOp::create(
-        b, loc, visible,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, key, last));
-  }
-  return visible;
-}
 
 /// Query heads are grouped by the key/value head they read:
 ///   q [B, Hq, Sq, D] -> [B, Hkv, G, Sq, D]
@@ -240,7 +210,7 @@ private:
 
           Value row = linalg::IndexOp::create(b, loc, 3);
           Value keyIndex = linalg::IndexOp::create(b, loc, 4);
-          Value visible = isVisible(b, loc, mask, row, keyIndex, offset);
+          Value visible = buildIsVisible(b, loc, mask, row, keyIndex, offset);
           if (lengthsArg >= 0) {
             Value length = arith::IndexCastOp::create(
                 b, loc, b.getIndexType(), args[lengthsArg]);
@@ -282,7 +252,7 @@ Value materializeSquareMask(ConversionPatternRewriter &rewriter, Location loc,
   return lb.elementwise(
       {}, {}, sizes, rewriter.getI1Type(),
       [&](OpBuilder &b, Location loc, ValueRange) -> Value {
-        return isVisible(b, loc, mask, linalg::IndexOp::create(b, loc, 0),
+        return buildIsVisible(b, loc, mask, linalg::IndexOp::create(b, loc, 0),
                          linalg::IndexOp::create(b, loc, 1), offset);
       });
 }

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LinalgBuilder.h"
+#include "tfm/Dialect/Tfm/Utils/LinalgBuilder.h"
 #include "tfm/Conversion/TfmToLinalg/TfmToLinalg.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
 

@@ -1,14 +1,14 @@
 //===- LinalgBuilder.h - helpers to build linalg on tensors -----*- C++ -*-===//
 //
-// A thin layer over OpBuilder for the reference lowering: empty and filled
+// A thin layer over OpBuilder for building linalg on tensors: empty and filled
 // tensors with dynamic sizes, linalg.generic with a scalar body given as a
 // lambda, f32 conversions and the matmul-like contraction every projection
 // uses. Accumulation is always f32 (docs/DESIGN.md, numerics).
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TFM_LIB_CONVERSION_TFMTOLINALG_LINALGBUILDER_H
-#define TFM_LIB_CONVERSION_TFMTOLINALG_LINALGBUILDER_H
+#ifndef TFM_DIALECT_TFM_UTILS_LINALGBUILDER_H
+#define TFM_DIALECT_TFM_UTILS_LINALGBUILDER_H
 
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/AffineMap.h"
@@ -77,4 +77,4 @@ private:
 
 } // namespace mlir::tfm
 
-#endif // TFM_LIB_CONVERSION_TFMTOLINALG_LINALGBUILDER_H
+#endif // TFM_DIALECT_TFM_UTILS_LINALGBUILDER_H

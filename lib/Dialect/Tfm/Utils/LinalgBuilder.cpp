@@ -1,6 +1,6 @@
 //===- LinalgBuilder.cpp - helpers to build linalg on tensors --------------===//
 
-#include "LinalgBuilder.h"
+#include "tfm/Dialect/Tfm/Utils/LinalgBuilder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
