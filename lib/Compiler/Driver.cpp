@@ -59,7 +59,7 @@ LogicalResult mlir::tfm::lowerModule(ModuleOp module, Stage last,
   };
   if (first == Stage::Tfm)
     dump(Stage::Tfm);
-  TfmLowerToLLVMPipelineOptions pipelineOptions;
+  const TfmLowerToLLVMPipelineOptions &pipelineOptions = options.pipeline;
   for (Stage stage : {Stage::Linalg, Stage::Bufferized, Stage::LLVMDialect}) {
     if (stage <= first)
       continue;
@@ -68,7 +68,7 @@ LogicalResult mlir::tfm::lowerModule(ModuleOp module, Stage last,
     PassManager pm(module.getContext());
     switch (stage) {
     case Stage::Linalg:
-      buildTfmToLinalgStage(pm);
+      buildTfmToLinalgStage(pm, pipelineOptions);
       break;
     case Stage::Bufferized:
       buildTfmBufferizationStage(pm, pipelineOptions);

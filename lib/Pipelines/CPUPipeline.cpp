@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -19,9 +20,18 @@
 using namespace mlir;
 using namespace mlir::tfm;
 
-void mlir::tfm::buildTfmToLinalgStage(OpPassManager &pm) {
-  // Fold masks-as-data into structure, then lower to linalg on tensors.
+void mlir::tfm::buildTfmToLinalgStage(
+    OpPassManager &pm, const TfmLowerToLLVMPipelineOptions &options) {
+  // Fold masks-as-data into structure, tile attention, then lower the rest
+  // to linalg on tensors.
   pm.addPass(createCanonicalizerPass());
+  if (options.tileAttention) {
+    pm.addPass(createTfmDecomposePass());
+    TfmTileAttentionPassOptions tiling;
+    tiling.tileSizeQ = options.tileSizeQ;
+    tiling.tileSizeKv = options.tileSizeKv;
+    pm.addPass(createTfmTileAttentionPass(tiling));
+  }
   pm.addPass(createConvertTfmToLinalgPass());
   pm.addPass(createConvertElementwiseToLinalgPass()); // residual arith.addf
   pm.addPass(createCanonicalizerPass());
@@ -48,6 +58,7 @@ void mlir::tfm::buildTfmBufferizationStage(
 
 void mlir::tfm::buildTfmToLLVMDialectStage(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createForallToForLoopPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
@@ -68,7 +79,7 @@ void mlir::tfm::buildTfmToLLVMDialectStage(OpPassManager &pm) {
 
 void mlir::tfm::buildTfmLowerToLLVMPipeline(
     OpPassManager &pm, const TfmLowerToLLVMPipelineOptions &options) {
-  buildTfmToLinalgStage(pm);
+  buildTfmToLinalgStage(pm, options);
   buildTfmBufferizationStage(pm, options);
   buildTfmToLLVMDialectStage(pm);
 }

@@ -29,8 +29,8 @@ def _run(command, stdin=None):
     return result.stdout
 
 
-def _compile(source_path, output, header, cpu, features):
-    command = [str(_tfm_compile()), str(source_path), "-o", str(output)]
+def _compile(source_path, output, header, cpu, features, flags):
+    command = [str(_tfm_compile()), str(source_path), "-o", str(output), *flags]
     if header:
         command.append(f"--header={header}")
     if cpu:
@@ -41,20 +41,22 @@ def _compile(source_path, output, header, cpu, features):
     return pathlib.Path(output)
 
 
-def compile_mlir(source, output, *, header=None, cpu=None, features=None):
-    """Compiles tfm MLIR text `source` into the shared library `output`."""
+def compile_mlir(source, output, *, header=None, cpu=None, features=None, flags=()):
+    """Compiles tfm MLIR text `source` into the shared library `output`;
+    `flags` are extra tfm-compile options (e.g. "--reference-attention")."""
     with tempfile.TemporaryDirectory() as workdir:
         path = pathlib.Path(workdir) / "input.mlir"
         path.write_text(source)
-        return _compile(path, output, header, cpu, features)
+        return _compile(path, output, header, cpu, features, flags)
 
 
-def compile_model(description, output, *, header=None, cpu=None, features=None):
+def compile_model(description, output, *, header=None, cpu=None, features=None,
+                  flags=()):
     """Compiles a model description (a dict in the schema of
     docs/ModelDescription.md, or the path of its JSON file)."""
     if isinstance(description, (str, os.PathLike)):
-        return _compile(description, output, header, cpu, features)
+        return _compile(description, output, header, cpu, features, flags)
     with tempfile.TemporaryDirectory() as workdir:
         path = pathlib.Path(workdir) / "model.json"
         path.write_text(json.dumps(description))
-        return _compile(path, output, header, cpu, features)
+        return _compile(path, output, header, cpu, features, flags)

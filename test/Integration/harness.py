@@ -47,7 +47,11 @@ def rounded(array, element):
 
 
 class Suite:
-    def __init__(self, workdir):
+    """`flags`: extra tfm-compile options, from the command line after the
+    work directory (e.g. --reference-attention, --tile-size-q=4)."""
+
+    def __init__(self, workdir, flags=None):
+        self.flags = list(sys.argv[2:] if flags is None else flags)
         self.workdir = pathlib.Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.cases = []
@@ -84,7 +88,7 @@ class Suite:
     def run(self):
         source = "\n".join(case[2] for case in self.cases)
         library = runtime.Library(
-            compiler.compile_mlir(source, self.workdir / "suite.so"))
+            compiler.compile_mlir(source, self.workdir / "suite.so", flags=self.flags))
         failures = 0
         for name, entry, _, inputs, expected, element, tolerance in self.cases:
             arguments = [to_device(a, e) for a, e in inputs]
@@ -98,5 +102,6 @@ class Suite:
             failures += not ok
             print(f"{'PASS' if ok else 'FAIL'} {name}: error {error:.2e} "
                   f"(tolerance {tolerance:.0e})")
-        print(f"{len(self.cases) - failures} of {len(self.cases)} cases passed")
+        print(f"{len(self.cases) - failures} of {len(self.cases)} cases passed "
+              f"(tfm-compile {' '.join(self.flags) or 'defaults'})")
         sys.exit(1 if failures else 0)

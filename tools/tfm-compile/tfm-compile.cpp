@@ -72,6 +72,15 @@ cl::opt<std::string> features("mattr",
                               cl::cat(category));
 cl::opt<unsigned> optLevel("O", cl::desc("Optimization level 0-3"),
                            cl::init(3), cl::Prefix, cl::cat(category));
+cl::opt<bool> referenceAttention(
+    "reference-attention",
+    cl::desc("Lower tfm.attention with the untiled reference lowering"),
+    cl::cat(category));
+cl::opt<int64_t> tileSizeQ("tile-size-q",
+                           cl::desc("Query rows per attention tile"),
+                           cl::init(64), cl::cat(category));
+cl::opt<int64_t> tileSizeKv("tile-size-kv", cl::desc("Keys per attention tile"),
+                            cl::init(64), cl::cat(category));
 cl::opt<std::string> headerPath(
     "header", cl::desc("Also write the C header of the entry points here"),
     cl::value_desc("path"), cl::cat(category));
@@ -131,6 +140,11 @@ int main(int argc, char **argv) {
     lowering.dumpAfter.insert(*dump);
   }
   lowering.dumpStream = &llvm::errs();
+  if (tileSizeQ < 1 || tileSizeKv < 1)
+    return fail("--tile-size-q and --tile-size-kv must be positive");
+  lowering.pipeline.tileAttention = !referenceAttention;
+  lowering.pipeline.tileSizeQ = tileSizeQ;
+  lowering.pipeline.tileSizeKv = tileSizeKv;
   if (optLevel > 3)
     return fail("-O must be 0, 1, 2 or 3");
 
@@ -177,11 +191,14 @@ int main(int argc, char **argv) {
   // (runtime checks).
   if (emit != Emit::MLIR || !headerPath.empty()) {
     OwningOpRef<ModuleOp> copy = module->clone();
-    if (failed(lowerModule(*copy, Stage::Linalg, LoweringOptions())))
+    LoweringOptions quiet; // same pipeline, no dumps
+    quiet.pipeline.tileAttention = !referenceAttention;
+    quiet.pipeline.tileSizeQ = tileSizeQ;
+    quiet.pipeline.tileSizeKv = tileSizeKv;
+    if (failed(lowerModule(*copy, Stage::Linalg, quiet)))
       return 1;
     resolveOutputDimSources(*copy, *entryPoints);
-    if (failed(lowerModule(*copy, Stage::Bufferized, LoweringOptions(),
-                           Stage::Linalg)))
+    if (failed(lowerModule(*copy, Stage::Bufferized, quiet, Stage::Linalg)))
       return 1;
     collectRuntimeChecks(*copy, *entryPoints);
   }

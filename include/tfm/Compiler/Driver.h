@@ -9,6 +9,7 @@
 #ifndef TFM_COMPILER_DRIVER_H
 #define TFM_COMPILER_DRIVER_H
 
+#include "tfm/Pipelines/Pipelines.h"
 #include "tfm/Runtime/Manifest.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -35,6 +36,8 @@ llvm::StringRef stageName(Stage stage);
 std::optional<Stage> parseStage(llvm::StringRef name);
 
 struct LoweringOptions {
+  /// Pass options of the pipeline (attention tiling and tile sizes).
+  TfmLowerToLLVMPipelineOptions pipeline;
   /// Stages after which to print the module to `dumpStream`.
   std::set<Stage> dumpAfter;
   llvm::raw_ostream *dumpStream = nullptr;

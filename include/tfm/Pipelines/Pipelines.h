@@ -18,6 +18,18 @@ namespace tfm {
 
 struct TfmLowerToLLVMPipelineOptions
     : public PassPipelineOptions<TfmLowerToLLVMPipelineOptions> {
+  PassOptions::Option<bool> tileAttention{
+      *this, "tile-attention",
+      llvm::cl::desc("Tile tfm.attention with online softmax "
+                     "(tfm-tile-attention); false selects the reference "
+                     "lowering, which materializes the scores"),
+      llvm::cl::init(true)};
+  PassOptions::Option<int64_t> tileSizeQ{
+      *this, "tile-size-q", llvm::cl::desc("Query rows per attention tile"),
+      llvm::cl::init(64)};
+  PassOptions::Option<int64_t> tileSizeKv{
+      *this, "tile-size-kv", llvm::cl::desc("Keys per attention tile"),
+      llvm::cl::init(64)};
   PassOptions::Option<bool> exposeEntryPoints{
       *this, "expose-entry-points",
       llvm::cl::desc("Rewrite public functions into the memref entry-point "
@@ -30,7 +42,8 @@ struct TfmLowerToLLVMPipelineOptions
 ///   linalg:     tfm ops -> linalg/tensor/arith/math on tensors
 ///   bufferized: entry-point ABI, one-shot bufferization, deallocation
 ///   llvm:       loops -> LLVM dialect
-void buildTfmToLinalgStage(OpPassManager &pm);
+void buildTfmToLinalgStage(OpPassManager &pm,
+                           const TfmLowerToLLVMPipelineOptions &options);
 void buildTfmBufferizationStage(OpPassManager &pm,
                                 const TfmLowerToLLVMPipelineOptions &options);
 void buildTfmToLLVMDialectStage(OpPassManager &pm);

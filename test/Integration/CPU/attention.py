@@ -1,6 +1,11 @@
-# RUN: %python %s %t
+# RUN: %python %s %t/tiled
+# RUN: %python %s %t/small-tiles --tile-size-q=4 --tile-size-kv=3
+# RUN: %python %s %t/reference --reference-attention
 #
-# tfm.attention through the reference lowering against the float64 oracle:
+# tfm.attention against the float64 oracle, through the tiled path (default
+# tiles, and 4x3 tiles that divide no size here, so every case crosses many
+# tiles, skips fully masked ones and masks boundary ones) and through the
+# reference lowering:
 # every mask kind, MHA / GQA (4:1) / MQA, Sq != Skv, odd sizes, fully masked
 # rows, |scores| near 1e4, bias, softcap, dynamic shapes at two sizes, and
 # f16/bf16 inputs.

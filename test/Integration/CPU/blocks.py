@@ -1,4 +1,5 @@
-# RUN: %python %s %t
+# RUN: %python %s %t/tiled
+# RUN: %python %s %t/small-tiles --tile-size-q=3 --tile-size-kv=5
 #
 # tfm.self_attention and tfm.decoder_block (decomposed, then lowered) against
 # the float64 oracle: MHA/GQA/MQA, RoPE styles, biases, pre- and post-norm

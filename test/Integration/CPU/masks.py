@@ -1,4 +1,5 @@
-# RUN: %python %s %t
+# RUN: %python %s %t/tiled
+# RUN: %python %s %t/small-tiles --tile-size-q=3 --tile-size-kv=5
 #
 # The mask ops materialized as i1 tensors, and masks-as-data feeding
 # tfm.attention (folded into structure by the pipeline's canonicalization)

@@ -40,6 +40,46 @@ def TfmDecomposePass : Pass<"tfm-decompose"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def TfmTileAttentionPass : Pass<"tfm-tile-attention"> {
+  let summary = "tile tfm.attention into loops with online softmax";
+  let description = [{
+    Rewrites every `tfm.attention` into FlashAttention-2-style loops on
+    tensors, target-independently (vectorization and threads are the
+    target pipelines' job):
+
+    ```
+    scf.forall (b, kv head h, query tile t) {        // independent tiles
+      q = query rows of tile t for the G query heads of group h   // [G, TQ, D]
+      [kBegin, kEnd) = keys any row of the tile can see (mask band and
+                       kv_lengths[b]): fully masked tiles are never visited
+      m = -inf, l = 0, acc = 0                        // f32 [G,TQ], [G,TQ], [G,TQ,Dv]
+      scf.for k0 = floor(kBegin, TK) to kEnd step TK {
+        s = scale * q · K[k0:k0+TK]ᵀ (+ softcap, bias) // one K tile for all G heads
+        s = element mask, only on tiles the band cuts (scf.if)
+        m' = max(m, rowmax(s));  p = exp(s - m');  α = exp(m - m')
+        l = α·l + rowsum(p);     acc = α·acc + p · V[k0:k0+TK]
+      }
+      out[b, group h, tile t] = l == 0 ? 0 : acc / l
+    }
+    ```
+
+    No `Sq x Skv` tensor exists: the largest is the `[G, TQ, TK]` score
+    tile. Rows that see no key produce zeros; a growing max rescales by
+    `exp(m - m')`, so `|scores|` up to 1e4 cannot overflow.
+  }];
+  let options = [
+    Option<"tileSizeQ", "tile-size-q", "int64_t", /*default=*/"64",
+           "Query rows per tile">,
+    Option<"tileSizeKv", "tile-size-kv", "int64_t", /*default=*/"64",
+           "Keys per tile">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def TfmExposeEntryPointsPass
     : Pass<"tfm-expose-entry-points", "::mlir::ModuleOp"> {
   let summary = "rewrite public functions into the C-callable entry-point ABI";

@@ -3,6 +3,8 @@
 #ifndef TFM_DIALECT_TFM_TRANSFORMS_TRANSFORMS_H
 #define TFM_DIALECT_TFM_TRANSFORMS_TRANSFORMS_H
 
+#include <cstdint>
+
 namespace mlir {
 class RewritePatternSet;
 
@@ -11,6 +13,11 @@ namespace tfm {
 /// Patterns that expand tfm.decoder_block and tfm.self_attention into
 /// primitive tfm ops.
 void populateTfmDecompositionPatterns(RewritePatternSet &patterns);
+
+/// Patterns that tile tfm.attention into loops over (batch, key/value head,
+/// query tile) and key tiles with online softmax (tfm-tile-attention).
+void populateTfmTileAttentionPatterns(RewritePatternSet &patterns,
+                                      int64_t tileSizeQ, int64_t tileSizeKv);
 
 } // namespace tfm
 } // namespace mlir

@@ -1,0 +1,81 @@
+// RUN: tfm-opt %s --tfm-tile-attention="tile-size-q=64 tile-size-kv=32" --canonicalize --cse --split-input-file | FileCheck %s
+
+// Causal GQA 4:1 over 1024 positions: parallel over (kv head, query tile),
+// a key loop bounded by the band, the element mask only on boundary tiles,
+// one K/V tile shared by the 4 query heads of a group, and no 1024x1024
+// tensor anywhere.
+// CHECK-LABEL: func.func @gqa_causal_1024
+// CHECK-NOT: 1024x1024
+// CHECK-DAG: %[[C32:.+]] = arith.constant 32 : index
+// CHECK-DAG: %[[NEG_INF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK: %[[GROUPED:.+]] = tensor.expand_shape %{{.+}} {{\[}}[0], [1, 2], [3], [4]] {{.+}} into tensor<1x2x4x1024x64xf32>
+// CHECK: scf.forall (%[[H:.+]], %[[T:.+]]) in (2, 16) shared_outs(%[[OUT:.+]] = %{{.+}}) -> (tensor<1x2x4x1024x64xf32>)
+// CHECK:   %[[Q0:.+]] = arith.muli %[[T]], %c64
+// CHECK:   %[[QTILE:.+]] = tensor.extract_slice %[[GROUPED]][0, %[[H]], 0, %[[Q0]], 0] [1, 1, 4, %{{.+}}, 64] {{.+}} to tensor<4x?x64xf32>
+// Causal: keys end after the tile's last row; they start at 0.
+// CHECK:   %[[KEND:.+]] = arith.minsi %{{.+}}, %c1024
+// CHECK:   %[[STATE:.+]]:3 = scf.for %[[K0:.+]] = %c0 to %{{.+}} step %[[C32]] iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<4x?xf32>, tensor<4x?xf32>, tensor<4x?x64xf32>)
+// CHECK:     %[[KTILE:.+]] = tensor.extract_slice %{{.+}}[0, %[[H]], %[[K0]], 0] [1, 1, %{{.+}}, 64] {{.+}} to tensor<?x64xf32>
+// CHECK:     %[[VTILE:.+]] = tensor.extract_slice %{{.+}}[0, %[[H]], %[[K0]], 0] [1, 1, %{{.+}}, 64] {{.+}} to tensor<?x64xf32>
+// CHECK:     %[[DOTS:.+]] = linalg.generic {{.+}} ins(%[[QTILE]], %[[KTILE]] : tensor<4x?x64xf32>, tensor<?x64xf32>) outs(%{{.+}} : tensor<4x?x?xf32>)
+// CHECK:     scf.if %{{.+}} -> (tensor<4x?x?xf32>) {
+// CHECK-NOT:   arith.select
+// CHECK:     } else {
+// CHECK:       arith.cmpi sle
+// CHECK:       arith.select %{{.+}}, %{{.+}}, %[[NEG_INF]] : f32
+// CHECK:     }
+// CHECK:     arith.maximumf
+// CHECK:     math.exp
+// CHECK:     linalg.generic {{.+}} ins(%{{.+}}, %[[VTILE]] : tensor<4x?x?xf32>, tensor<?x64xf32>)
+// CHECK:     scf.yield
+// CHECK:   arith.divf
+// CHECK:   scf.forall.in_parallel {
+// CHECK:     tensor.parallel_insert_slice %{{.+}} into %[[OUT]][0, %[[H]], 0, %[[Q0]], 0] [1, 1, 4, %{{.+}}, 64]
+// CHECK: tensor.collapse_shape %{{.+}} {{\[}}[0], [1, 2], [3], [4]] : tensor<1x2x4x1024x64xf32> into tensor<1x8x1024x64xf32>
+func.func @gqa_causal_1024(%q: tensor<1x8x1024x64xf32>, %k: tensor<1x2x1024x64xf32>,
+                           %v: tensor<1x2x1024x64xf32>) -> tensor<1x8x1024x64xf32> {
+  %o = tfm.attention %q, %k, %v {mask = #tfm.mask<causal>}
+      : (tensor<1x8x1024x64xf32>, tensor<1x2x1024x64xf32>, tensor<1x2x1024x64xf32>)
+      -> tensor<1x8x1024x64xf32>
+  return %o : tensor<1x8x1024x64xf32>
+}
+
+// -----
+
+// A sliding window bounds the key loop on both sides: the first visited
+// tile starts at floor((q0 - W + 1) / TK) * TK.
+// CHECK-LABEL: func.func @sliding_window_bounds
+// CHECK: scf.forall
+// CHECK:   %[[FIRST:.+]] = arith.subi %{{.+}}, %c127
+// CHECK:   %[[BEGIN:.+]] = arith.maxsi %[[FIRST]], %c0
+// CHECK:   %[[TILE:.+]] = arith.divsi %[[BEGIN]], %c32
+// CHECK:   %[[START:.+]] = arith.muli %[[TILE]], %c32
+// CHECK:   scf.for %{{.+}} = %[[START]] to
+func.func @sliding_window_bounds(%q: tensor<1x1x4096x64xf32>, %k: tensor<1x1x4096x64xf32>,
+                                 %v: tensor<1x1x4096x64xf32>) -> tensor<1x1x4096x64xf32> {
+  %o = tfm.attention %q, %k, %v {mask = #tfm.mask<sliding_window<128>>}
+      : (tensor<1x1x4096x64xf32>, tensor<1x1x4096x64xf32>, tensor<1x1x4096x64xf32>)
+      -> tensor<1x1x4096x64xf32>
+  return %o : tensor<1x1x4096x64xf32>
+}
+
+// -----
+
+// kv_lengths bound the key loop; without a structured mask no tile needs an
+// element mask.
+// CHECK-LABEL: func.func @padded_without_mask
+// CHECK: scf.forall (%[[B:.+]], %{{.+}}, %{{.+}}) in
+// CHECK:   %[[LEN:.+]] = tensor.extract %{{.+}}[%[[B]]] : tensor<?xi32>
+// CHECK:   %[[LENGTH:.+]] = arith.index_cast %[[LEN]] : i32 to index
+// CHECK:   scf.for
+// CHECK-NOT: scf.if
+// CHECK-NOT: arith.select %{{.+}}, %{{.+}}, %cst{{.*}} : f32
+// CHECK:   scf.yield
+func.func @padded_without_mask(%q: tensor<?x2x?x16xf32>, %k: tensor<?x2x?x16xf32>,
+                               %v: tensor<?x2x?x16xf32>, %lengths: tensor<?xi32>)
+    -> tensor<?x2x?x16xf32> {
+  %o = tfm.attention %q, %k, %v kv_lengths(%lengths)
+      : (tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?xi32>)
+      -> tensor<?x2x?x16xf32>
+  return %o : tensor<?x2x?x16xf32>
+}
