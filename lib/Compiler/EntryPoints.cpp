@@ -2,8 +2,9 @@
 
 #include "tfm/Compiler/EntryPoints.h"
 
+#include "tfm/Dialect/Tfm/Transforms/Transforms.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/StringExtras.h"
@@ -114,9 +115,7 @@ void mlir::tfm::resolveOutputDimSources(ModuleOp linalgModule,
     }
     ret->insertOperands(ret.getNumOperands(), probeValues);
     RewritePatternSet patterns(module->getContext());
-    memref::populateResolveRankedShapedTypeResultDimsPatterns(patterns);
-    memref::populateResolveShapedTypeResultDimsPatterns(patterns);
-    tensor::DimOp::getCanonicalizationPatterns(patterns, module->getContext());
+    populateTfmDimResolutionPatterns(patterns);
     (void)applyPatternsGreedily(func, std::move(patterns));
     for (Probe &probe : probes) {
       auto dim = ret->getOperand(probe.operand).getDefiningOp<tensor::DimOp>();

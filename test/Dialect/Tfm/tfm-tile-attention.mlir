@@ -9,7 +9,7 @@
 // CHECK-DAG: %[[C32:.+]] = arith.constant 32 : index
 // CHECK-DAG: %[[NEG_INF:.+]] = arith.constant 0xFF800000 : f32
 // CHECK: %[[GROUPED:.+]] = tensor.expand_shape %{{.+}} {{\[}}[0], [1, 2], [3], [4]] {{.+}} into tensor<1x2x4x1024x64xf32>
-// CHECK: scf.forall (%[[H:.+]], %[[T:.+]]) in (2, 16) shared_outs(%[[OUT:.+]] = %{{.+}}) -> (tensor<1x2x4x1024x64xf32>)
+// CHECK: scf.forall (%[[H:.+]], %[[T:.+]]) in (2, 16) shared_outs(%[[OUT:.+]] = %{{.+}}) -> (tensor<1x8x1024x64xf32>)
 // CHECK:   %[[Q0:.+]] = arith.muli %[[T]], %c64
 // CHECK:   %[[QTILE:.+]] = tensor.extract_slice %[[GROUPED]][0, %[[H]], 0, %[[Q0]], 0] [1, 1, 4, %{{.+}}, 64] {{.+}} to tensor<4x?x64xf32>
 // Causal: keys end after the tile's last row; they start at 0.
@@ -29,9 +29,10 @@
 // CHECK:     linalg.generic {{.+}} ins(%{{.+}}, %[[VTILE]] : tensor<4x?x?xf32>, tensor<?x64xf32>)
 // CHECK:     scf.yield
 // CHECK:   arith.divf
+// The group's 4 query heads are rows 4h .. 4h+3 of the result.
+// CHECK:   %[[HEAD:.+]] = arith.muli %[[H]], %c4
 // CHECK:   scf.forall.in_parallel {
-// CHECK:     tensor.parallel_insert_slice %{{.+}} into %[[OUT]][0, %[[H]], 0, %[[Q0]], 0] [1, 1, 4, %{{.+}}, 64]
-// CHECK: tensor.collapse_shape %{{.+}} {{\[}}[0], [1, 2], [3], [4]] : tensor<1x2x4x1024x64xf32> into tensor<1x8x1024x64xf32>
+// CHECK:     tensor.parallel_insert_slice %{{.+}} into %[[OUT]][0, %[[HEAD]], %[[Q0]], 0] [1, 4, %{{.+}}, 64]
 func.func @gqa_causal_1024(%q: tensor<1x8x1024x64xf32>, %k: tensor<1x2x1024x64xf32>,
                            %v: tensor<1x2x1024x64xf32>) -> tensor<1x8x1024x64xf32> {
   %o = tfm.attention %q, %k, %v {mask = #tfm.mask<causal>}

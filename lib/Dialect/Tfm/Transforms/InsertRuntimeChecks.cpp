@@ -1,10 +1,12 @@
 //===- InsertRuntimeChecks.cpp - shape and index checks at entry points ----===//
 
 #include "tfm/Dialect/Tfm/Transforms/Passes.h"
+#include "tfm/Dialect/Tfm/Transforms/Transforms.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -25,19 +27,19 @@ using namespace mlir::tfm;
 
 namespace {
 
-/// tensor.dim(tensor.expand_shape(%x) output_shape [...], i) -> output_shape[i]
-/// (expand_shape does not reify its result dims in LLVM 22).
-struct DimOfExpandShape : OpRewritePattern<tensor::DimOp> {
+/// tensor.dim(scf.forall results[i], d) -> tensor.dim(shared_outs[i], d)
+/// (scf.forall does not reify its result dims in LLVM 22).
+struct DimOfForallResult : OpRewritePattern<tensor::DimOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(tensor::DimOp op,
                                 PatternRewriter &rewriter) const override {
-    auto expand = op.getSource().getDefiningOp<tensor::ExpandShapeOp>();
-    std::optional<int64_t> index = op.getConstantIndex();
-    if (!expand || !index)
+    auto result = dyn_cast<OpResult>(op.getSource());
+    auto forall = result ? dyn_cast<scf::ForallOp>(result.getOwner())
+                         : nullptr;
+    if (!forall)
       return failure();
-    OpFoldResult size = expand.getMixedOutputShape()[*index];
-    rewriter.replaceOp(op, getValueOrCreateConstantIndexOp(
-                               rewriter, op.getLoc(), size));
+    rewriter.replaceOpWithNewOp<tensor::DimOp>(
+        op, forall.getOutputs()[result.getResultNumber()], op.getIndex());
     return success();
   }
 };
@@ -71,6 +73,7 @@ private:
   void collectLinalgRequirements();
   void collectGatherRequirements();
   void collectOutputRequirements();
+  void collectAssertedRequirements();
   /// Adds a probe, tensor.dim / memref.dim of `shaped` at `dim` before the
   /// return, and returns its number.
   unsigned probe(Value shaped, int64_t dim);
@@ -99,11 +102,12 @@ unsigned CheckBuilder::probe(Value shaped, int64_t dim) {
 }
 
 /// Every dynamic dim an operand maps to a loop must equal the other dims
-/// mapped to that loop.
+/// mapped to that loop. Only ops at the top of the function: inside loops
+/// (tiled code) operands are slices whose sizes the tiling itself derived.
 void CheckBuilder::collectLinalgRequirements() {
-  func.walk([&](linalg::LinalgOp op) {
+  for (auto op : func.getBody().front().getOps<linalg::LinalgOp>()) {
     if (!op.hasPureTensorSemantics())
-      return;
+      continue;
     SmallVector<SmallVector<std::pair<Value, unsigned>>> byLoop(
         op.getNumLoops());
     for (OpOperand &operand : op->getOpOperands()) {
@@ -125,7 +129,7 @@ void CheckBuilder::collectLinalgRequirements() {
                                 probe(other, otherDim)});
       }
     }
-  });
+  }
 }
 
 /// `tensor.extract %table[..., index_cast(%x), ...]` in a linalg body, with
@@ -134,7 +138,7 @@ void CheckBuilder::collectLinalgRequirements() {
 void CheckBuilder::collectGatherRequirements() {
   func.walk([&](tensor::ExtractOp extract) {
     auto linalgOp = extract->getParentOfType<linalg::LinalgOp>();
-    if (!linalgOp)
+    if (!linalgOp || linalgOp->getBlock() != &func.getBody().front())
       return;
     for (auto [position, index] : llvm::enumerate(extract.getIndices())) {
       Value source = index;
@@ -160,6 +164,26 @@ void CheckBuilder::collectGatherRequirements() {
   });
 }
 
+/// `cf.assert(tensor.dim(%a, i) == tensor.dim(%b, j))`: what a transform
+/// (attention tiling) assumes about sizes; checked at entry instead.
+void CheckBuilder::collectAssertedRequirements() {
+  for (auto assertion : llvm::make_early_inc_range(
+           func.getBody().front().getOps<cf::AssertOp>())) {
+    auto compare = assertion.getArg().getDefiningOp<arith::CmpIOp>();
+    if (!compare || compare.getPredicate() != arith::CmpIPredicate::eq)
+      continue;
+    auto lhs = compare.getLhs().getDefiningOp<tensor::DimOp>();
+    auto rhs = compare.getRhs().getDefiningOp<tensor::DimOp>();
+    std::optional<int64_t> lhsDim = lhs ? lhs.getConstantIndex() : std::nullopt;
+    std::optional<int64_t> rhsDim = rhs ? rhs.getConstantIndex() : std::nullopt;
+    if (!lhsDim || !rhsDim)
+      continue;
+    requirements.push_back({Requirement::Equal, probe(lhs.getSource(), *lhsDim),
+                            probe(rhs.getSource(), *rhsDim)});
+    assertion.erase();
+  }
+}
+
 /// Output buffers must have the shape of what is materialized into them.
 void CheckBuilder::collectOutputRequirements() {
   func.walk([&](bufferization::MaterializeInDestinationOp op) {
@@ -177,14 +201,8 @@ std::vector<std::optional<EntrySize>> CheckBuilder::resolveProbes() {
   unsigned first = ret->getNumOperands();
   ret->insertOperands(first, probes);
 
-  MLIRContext *context = func.getContext();
-  RewritePatternSet patterns(context);
-  memref::populateResolveRankedShapedTypeResultDimsPatterns(patterns);
-  memref::populateResolveShapedTypeResultDimsPatterns(patterns);
-  tensor::DimOp::getCanonicalizationPatterns(patterns, context);
-  memref::DimOp::getCanonicalizationPatterns(patterns, context);
-  bufferization::ToTensorOp::getCanonicalizationPatterns(patterns, context);
-  patterns.add<DimOfExpandShape>(context);
+  RewritePatternSet patterns(func.getContext());
+  populateTfmDimResolutionPatterns(patterns);
   (void)applyPatternsGreedily(func, std::move(patterns));
 
   SmallVector<Value> current(ret->getOperands().drop_front(first));
@@ -281,6 +299,7 @@ Value CheckBuilder::allInRange(OpBuilder &builder, unsigned argument,
 }
 
 void CheckBuilder::run() {
+  collectAssertedRequirements();
   collectLinalgRequirements();
   collectGatherRequirements();
   collectOutputRequirements();
@@ -379,3 +398,13 @@ struct TfmInsertRuntimeChecksPass
 };
 
 } // namespace
+
+void mlir::tfm::populateTfmDimResolutionPatterns(RewritePatternSet &patterns) {
+  MLIRContext *context = patterns.getContext();
+  memref::populateResolveRankedShapedTypeResultDimsPatterns(patterns);
+  memref::populateResolveShapedTypeResultDimsPatterns(patterns);
+  tensor::DimOp::getCanonicalizationPatterns(patterns, context);
+  memref::DimOp::getCanonicalizationPatterns(patterns, context);
+  bufferization::ToTensorOp::getCanonicalizationPatterns(patterns, context);
+  patterns.add<DimOfForallResult>(context);
+}

@@ -9,6 +9,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -238,6 +239,45 @@ SmallVector<Value> onlineSoftmaxStep(LinalgBuilder &lb, const TileContext &ctx,
   return {newMax, newSum, newAcc};
 }
 
+/// The tiled loops read K, V, masks and bias through slices sized from the
+/// query and key: the sizes the verifier could only check for compatibility
+/// must agree at run time. Each requirement becomes `cf.assert(dim == dim)`,
+/// which tfm-insert-runtime-checks turns into a status check at the entry
+/// point.
+void assertSameDims(OpBuilder &b, Location loc, AttentionOp op) {
+  auto require = [&](Value lhs, int64_t lhsDim, Value rhs, int64_t rhsDim) {
+    auto lhsType = cast<RankedTensorType>(lhs.getType());
+    auto rhsType = cast<RankedTensorType>(rhs.getType());
+    if (!lhsType.isDynamicDim(lhsDim) && !rhsType.isDynamicDim(rhsDim))
+      return; // the verifier checked it
+    Value equal = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq,
+        tensor::DimOp::create(b, loc, lhs, lhsDim),
+        tensor::DimOp::create(b, loc, rhs, rhsDim));
+    cf::AssertOp::create(b, loc, equal, "attention operand sizes differ");
+  };
+  Value query = op.getQuery(), key = op.getKey(), value = op.getValue();
+  require(key, kBatch, query, kBatch);
+  require(value, kBatch, query, kBatch);
+  require(value, kSeq, key, kSeq);
+  if (Value lengths = op.getKvLengths())
+    require(lengths, 0, query, kBatch);
+  // Dense mask and bias broadcast to [B, Hq, Sq, Skv]: every dim that is
+  // not a static 1 must match.
+  std::pair<Value, int64_t> scoreDims[] = {
+      {query, kBatch}, {query, kHeads}, {query, kSeq}, {key, kSeq}};
+  for (Value broadcast : {op.getDenseMask(), op.getBias()}) {
+    if (!broadcast)
+      continue;
+    auto type = cast<RankedTensorType>(broadcast.getType());
+    int64_t skip = 4 - type.getRank();
+    for (int64_t i = 0; i < type.getRank(); ++i)
+      if (type.getDimSize(i) != 1)
+        require(broadcast, i, scoreDims[skip + i].first,
+                scoreDims[skip + i].second);
+  }
+}
+
 struct TileAttention : OpRewritePattern<AttentionOp> {
   TileAttention(MLIRContext *context, int64_t tileQ, int64_t tileKv)
       : OpRewritePattern(context), tileQ(tileQ), tileKv(tileKv) {}
@@ -251,6 +291,7 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
         op.getValue().getType());
     int64_t group = dims.groupSize();
     Type elementType = op.getType().getElementType();
+    assertSameDims(rewriter, loc, op);
     auto index = [&](int64_t v) -> Value {
       return arith::ConstantIndexOp::create(rewriter, loc, v);
     };
@@ -268,9 +309,8 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
         {batch, rewriter.getIndexAttr(dims.kvHeads),
          rewriter.getIndexAttr(group), querySeq,
          rewriter.getIndexAttr(dims.headDim)});
-    Value out = lb.empty({batch, rewriter.getIndexAttr(dims.kvHeads),
-                          rewriter.getIndexAttr(group), querySeq,
-                          rewriter.getIndexAttr(dims.valueDim)},
+    Value out = lb.empty({batch, rewriter.getIndexAttr(dims.queryHeads),
+                          querySeq, rewriter.getIndexAttr(dims.valueDim)},
                          elementType);
 
     Value sq = getValueOrCreateConstantIndexOp(rewriter, loc, querySeq);
@@ -376,19 +416,16 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
                                       quotient),
               elementType);
         });
+    // The group's query heads are rows h*G .. h*G+G-1 of the result.
+    Value firstHead = arith::MulIOp::create(rewriter, loc, h, index(group));
     rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(
         rewriter, loc, tile, forall.getRegionIterArgs()[0],
-        ArrayRef<OpFoldResult>{b, h, zero, q0, zero},
-        ArrayRef<OpFoldResult>{one, one, rewriter.getIndexAttr(group), rows,
+        ArrayRef<OpFoldResult>{b, firstHead, q0, zero},
+        ArrayRef<OpFoldResult>{one, rewriter.getIndexAttr(group), rows,
                                rewriter.getIndexAttr(dims.valueDim)},
-        SmallVector<OpFoldResult>(5, one));
-
-    rewriter.setInsertionPointAfter(forall);
-    Value collapsed = tensor::CollapseShapeOp::create(
-        rewriter, loc, forall.getResult(0),
-        SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
-    LinalgBuilder::replaceOp(rewriter, op, collapsed);
+        SmallVector<OpFoldResult>(4, one));
+    LinalgBuilder::replaceOp(rewriter, op, forall.getResult(0));
     return success();
   }
 

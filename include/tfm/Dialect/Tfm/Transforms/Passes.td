@@ -65,7 +65,10 @@ def TfmTileAttentionPass : Pass<"tfm-tile-attention"> {
 
     No `Sq x Skv` tensor exists: the largest is the `[G, TQ, TK]` score
     tile. Rows that see no key produce zeros; a growing max rescales by
-    `exp(m - m')`, so `|scores|` up to 1e4 cannot overflow.
+    `exp(m - m')`, so `|scores|` up to 1e4 cannot overflow. Dynamic sizes
+    the loops rely on (key vs value length, batch of every operand, mask and
+    bias dims) are asserted with `cf.assert`, which
+    `tfm-insert-runtime-checks` turns into entry-point status checks.
   }];
   let options = [
     Option<"tileSizeQ", "tile-size-q", "int64_t", /*default=*/"64",
@@ -74,6 +77,7 @@ def TfmTileAttentionPass : Pass<"tfm-tile-attention"> {
            "Keys per tile">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::cf::ControlFlowDialect",
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::scf::SCFDialect",
@@ -133,6 +137,8 @@ def TfmInsertRuntimeChecksPass
 
     - every pair of dynamic dims that index the same loop of a linalg op
       must be equal (e.g. `position_ids` and `input_ids` lengths);
+    - every `cf.assert` of `tensor.dim == tensor.dim` (how tiling states what
+      its loops assume) holds; such asserts are removed;
     - every output buffer must have the shape of the result written to it;
     - every integer input used as a gather index (`tfm.embedding` ids) must
       lie in `[0, rows)`.
