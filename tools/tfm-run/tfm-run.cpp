@@ -92,6 +92,33 @@ splitAssignment(llvm::StringRef flag, llvm::StringRef text) {
   return std::make_pair(name.str(), value.str());
 }
 
+/// The index of the tensor called `name` in `tensors`, or -1.
+int findTensor(const std::vector<TensorSignature> &tensors,
+               llvm::StringRef name) {
+  for (auto [i, tensor] : llvm::enumerate(tensors))
+    if (tensor.name == name)
+      return i;
+  return -1;
+}
+
+/// A --input/--output/--check NAME=FILE flag naming an input (or output) of
+/// `entry`: the tensor's index and the file.
+llvm::Expected<std::pair<int, std::string>>
+bindFlag(llvm::StringRef flag, llvm::StringRef text, const EntryPoint &entry,
+         bool output) {
+  auto assignment = splitAssignment(flag, text);
+  if (!assignment)
+    return assignment.takeError();
+  int index = findTensor(output ? entry.outputs : entry.inputs,
+                         assignment->first);
+  if (index < 0)
+    return llvm::createStringError(
+        "entry point '" + entry.name + "' has no " +
+        (output ? "output" : "input") + " '" + assignment->first +
+        "' (see --list)");
+  return std::make_pair(index, assignment->second);
+}
+
 /// Random parameters: N(0, 1/fan_in) matrices, ones for norm weights, small
 /// values for other vectors.
 HostArray randomArray(const TensorSignature &spec, std::mt19937_64 &rng) {
@@ -179,42 +206,27 @@ int main(int argc, char **argv) {
     return fail(entryName.empty()
                     ? "the library has several entry points: pass --entry"
                     : "no entry point '" + entryName + "' (see --list)");
-  auto findInput = [&](llvm::StringRef name) -> int {
-    for (auto [i, t] : llvm::enumerate(entry->inputs))
-      if (t.name == name)
-        return i;
-    return -1;
-  };
-  auto findOutput = [&](llvm::StringRef name) -> int {
-    for (auto [i, t] : llvm::enumerate(entry->outputs))
-      if (t.name == name)
-        return i;
-    return -1;
-  };
 
   // Bind inputs: --input files, then the params file, then random.
   std::vector<std::optional<HostArray>> bound(entry->inputs.size());
   std::vector<std::string> origin(entry->inputs.size());
   for (const std::string &flag : inputs) {
-    auto assignment = splitAssignment("input", flag);
-    if (!assignment)
-      return fail(llvm::toString(assignment.takeError()));
-    int index = findInput(assignment->first);
-    if (index < 0)
-      return fail("entry point '" + entry->name + "' has no input '" +
-                  assignment->first + "' (see --list)");
-    auto array = readNpy(assignment->second);
+    auto binding = bindFlag("input", flag, *entry, /*output=*/false);
+    if (!binding)
+      return fail(llvm::toString(binding.takeError()));
+    auto [index, path] = *binding;
+    auto array = readNpy(path);
     if (!array)
       return fail(llvm::toString(array.takeError()));
     bound[index] = std::move(*array);
-    origin[index] = assignment->second;
+    origin[index] = path;
   }
   if (!paramsPath.empty()) {
     auto tensors = readSafetensors(paramsPath);
     if (!tensors)
       return fail(llvm::toString(tensors.takeError()));
     for (auto &[name, array] : *tensors) {
-      int index = findInput(name);
+      int index = findTensor(entry->inputs, name);
       if (index >= 0 && !bound[index]) {
         bound[index] = std::move(array);
         origin[index] = paramsPath;
@@ -310,14 +322,10 @@ int main(int argc, char **argv) {
 
   // Outputs.
   for (const std::string &flag : outputs) {
-    auto assignment = splitAssignment("output", flag);
-    if (!assignment)
-      return fail(llvm::toString(assignment.takeError()));
-    int index = findOutput(assignment->first);
-    if (index < 0)
-      return fail("entry point '" + entry->name + "' has no output '" +
-                  assignment->first + "'");
-    if (auto error = writeNpy(assignment->second, results[index]))
+    auto binding = bindFlag("output", flag, *entry, /*output=*/true);
+    if (!binding)
+      return fail(llvm::toString(binding.takeError()));
+    if (auto error = writeNpy(binding->second, results[binding->first]))
       return fail(llvm::toString(std::move(error)));
   }
   if (!outputDir.empty()) {
@@ -333,21 +341,18 @@ int main(int argc, char **argv) {
 
   int status = 0;
   for (const std::string &flag : checks) {
-    auto assignment = splitAssignment("check", flag);
-    if (!assignment)
-      return fail(llvm::toString(assignment.takeError()));
-    int index = findOutput(assignment->first);
-    if (index < 0)
-      return fail("entry point '" + entry->name + "' has no output '" +
-                  assignment->first + "'");
-    auto reference = readNpy(assignment->second);
+    auto binding = bindFlag("check", flag, *entry, /*output=*/true);
+    if (!binding)
+      return fail(llvm::toString(binding.takeError()));
+    auto [index, path] = *binding;
+    const std::string &name = entry->outputs[index].name;
+    auto reference = readNpy(path);
     if (!reference)
       return fail(llvm::toString(reference.takeError()));
     const HostArray &actual = results[index];
     if (reference->shape != actual.shape)
-      return fail("reference '" + assignment->second + "' is " +
-                  reference->describe() + " but output '" +
-                  assignment->first + "' is " + actual.describe());
+      return fail("reference '" + path + "' is " + reference->describe() +
+                  " but output '" + name + "' is " + actual.describe());
     double maxError = 0, maxReference = 0;
     for (int64_t i = 0, e = actual.numElements(); i < e; ++i) {
       double a = actual.at(i), b = reference->at(i);
@@ -362,7 +367,7 @@ int main(int argc, char **argv) {
     llvm::outs() << llvm::formatv(
         "check {0}: max abs error {1:e} (relative to max |reference| "
         "{2:e}: {3:e}), bound atol + rtol * max|reference| = {4:e}: {5}\n",
-        assignment->first, maxError, maxReference,
+        name, maxError, maxReference,
         maxError / std::max(maxReference, 1e-300), bound,
         ok ? "PASS" : "FAIL");
   }
