@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -29,7 +30,8 @@ void mlir::tfm::registerTfmDialects(DialectRegistry &registry) {
   registry.insert<TfmDialect, arith::ArithDialect,
                   bufferization::BufferizationDialect, cf::ControlFlowDialect,
                   func::FuncDialect, linalg::LinalgDialect, LLVM::LLVMDialect,
-                  math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
+                  math::MathDialect, memref::MemRefDialect,
+                  omp::OpenMPDialect, scf::SCFDialect,
                   tensor::TensorDialect>();
   // One-shot bufferization of what convert-tfm-to-linalg produces.
   arith::registerBufferizableOpInterfaceExternalModels(registry);

@@ -201,8 +201,16 @@ llvm::Error mlir::tfm::emitMachineCode(llvm::Module &module,
 llvm::Error mlir::tfm::linkSharedLibrary(StringRef objectPath,
                                          StringRef outputPath) {
   const char *clang = "/usr/lib/llvm-22/bin/clang";
-  SmallVector<StringRef> command{clang,      "-shared", "-fuse-ld=lld",
-                                 objectPath, "-o",      outputPath,
+  // libomp runs the parallel tiles; the rpath finds it without setup.
+  SmallVector<StringRef> command{clang,
+                                 "-shared",
+                                 "-fuse-ld=lld",
+                                 objectPath,
+                                 "-o",
+                                 outputPath,
+                                 "-L/usr/lib/llvm-22/lib",
+                                 "-Wl,-rpath,/usr/lib/llvm-22/lib",
+                                 "-lomp",
                                  "-lm"};
   std::string message;
   int status = llvm::sys::ExecuteAndWait(clang, command, std::nullopt, {}, 0,

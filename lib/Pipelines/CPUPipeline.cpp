@@ -58,7 +58,12 @@ void mlir::tfm::buildTfmBufferizationStage(
 
 void mlir::tfm::buildTfmToLLVMDialectStage(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-  pm.addPass(createForallToForLoopPass());
+  // Parallel tiles (scf.forall) run on OpenMP threads (libomp; the thread
+  // count follows OMP_NUM_THREADS, default: every core). The canonicalize
+  // after convert-scf-to-openmp is required (memref.alloca_scope bodies).
+  pm.addPass(createForallToParallelLoopPass());
+  pm.addPass(createConvertSCFToOpenMPPass());
+  pm.addPass(createCanonicalizerPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
@@ -73,6 +78,7 @@ void mlir::tfm::buildTfmToLLVMDialectStage(OpPassManager &pm) {
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
 }

@@ -6,8 +6,12 @@
 // CHECK-NOT: tfm.
 // CHECK-NOT: linalg.
 // CHECK: llvm.func @block(
+// The attention tiles run on OpenMP threads.
+// CHECK: omp.parallel
+// CHECK: omp.wsloop
 // CHECK: llvm.func @_mlir_ciface_block(%{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr)
 // CHECK-SAME: -> i32 attributes {llvm.emit_c_interface
+// LLVMIR: call void {{.*}}@__kmpc_fork_call(
 // LLVMIR: define {{.*}}i32 @_mlir_ciface_block(ptr
 func.func @block(%x: tensor<?x?x32xf32>, %g: tensor<32xf32>, %wq: tensor<32x32xf32>,
                  %wkv: tensor<8x32xf32>, %wg: tensor<48x32xf32>, %wd: tensor<32x48xf32>,
