@@ -102,13 +102,27 @@ mlir::tfm::createTargetMachine(StringRef cpu, StringRef features,
                                      : cpu.str();
   // Reject names the target does not know instead of silently falling back
   // to a generic CPU.
-  const llvm::MCSubtargetInfo *probe =
-      target->createMCSubtargetInfo(triple, "", "");
-  bool known = probe && probe->isCPUStringValid(cpuName);
-  delete probe;
-  if (!known)
+  std::unique_ptr<const llvm::MCSubtargetInfo> probe(
+      target->createMCSubtargetInfo(triple, "", ""));
+  if (!probe || !probe->isCPUStringValid(cpuName))
     return llvm::createStringError("unknown --mcpu '" + cpuName +
                                    "' for " + triple.str());
+  // Likewise for features: LLVM would only warn and ignore a misspelling.
+  for (StringRef feature : llvm::split(features, ',')) {
+    feature = feature.trim();
+    if (feature.empty())
+      continue;
+    StringRef name = feature.drop_while([](char c) {
+      return c == '+' || c == '-';
+    });
+    bool exists = llvm::any_of(
+        probe->getAllProcessorFeatures(),
+        [&](const llvm::SubtargetFeatureKV &kv) { return name == kv.Key; });
+    if (!exists || name.size() + 1 != feature.size())
+      return llvm::createStringError(
+          "unknown --mattr feature '" + feature.str() +
+          "' (expected +name or -name, e.g. -avx512f)");
+  }
   std::string featureString = features.str();
   if (cpu.empty() || cpu == "native") {
     // The host's exact feature set, plus what was asked for.
