@@ -9,7 +9,7 @@
 #include "tfm/Dialect/Tfm/Utils/LinalgBuilder.h"
 #include "tfm/Conversion/TfmToLinalg/TfmToLinalg.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
-#include "tfm/Dialect/Tfm/Utils/AttentionMask.h"
+#include "tfm/Dialect/Tfm/Utils/AttentionScores.h"
 #include "tfm/Dialect/Tfm/Utils/AttentionDims.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -184,26 +184,13 @@ private:
             : AffineMap());
     int lengthsArg = addInput(adaptor.getKvLengths(), lb.map(5, {0}));
 
-    double scale = op.getScaleOrDefault();
-    std::optional<double> softcap;
-    if (std::optional<APFloat> cap = op.getSoftcap())
-      softcap = cap->convertToDouble();
     MaskAttr mask = op.getMaskOrNone();
     Value offset = arith::SubIOp::create(builder, loc, kvSeq, querySeq);
 
     return lb.elementwise(
         inputs, maps, sizes, lb.f32(),
         [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
-          auto c = [&](double v) {
-            return LinalgBuilder::constantF32(b, loc, v);
-          };
-          Value score = arith::MulFOp::create(b, loc, args[0], c(scale));
-          if (softcap) {
-            // score = cap * tanh(score / cap)
-            Value t = math::TanhOp::create(
-                b, loc, arith::DivFOp::create(b, loc, score, c(*softcap)));
-            score = arith::MulFOp::create(b, loc, t, c(*softcap));
-          }
+          Value score = buildScaledScore(b, loc, op, args[0]);
           if (biasArg >= 0)
             score = arith::AddFOp::create(
                 b, loc, score, LinalgBuilder::toF32(b, loc, args[biasArg]));
@@ -221,8 +208,9 @@ private:
           }
           if (maskArg >= 0)
             visible = arith::AndIOp::create(b, loc, visible, args[maskArg]);
-          return arith::SelectOp::create(b, loc, visible, score,
-                                         c(-INFINITY));
+          return arith::SelectOp::create(
+              b, loc, visible, score,
+              LinalgBuilder::constantF32(b, loc, -INFINITY));
         });
   }
 };

@@ -4,7 +4,7 @@
 #include "tfm/Dialect/Tfm/Transforms/Passes.h"
 #include "tfm/Dialect/Tfm/Transforms/Transforms.h"
 #include "tfm/Dialect/Tfm/Utils/AttentionDims.h"
-#include "tfm/Dialect/Tfm/Utils/AttentionMask.h"
+#include "tfm/Dialect/Tfm/Utils/AttentionScores.h"
 #include "tfm/Dialect/Tfm/Utils/LinalgBuilder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -63,21 +63,12 @@ Value readBroadcast(OpBuilder &b, Location loc, Value tensor,
 Value scoreTile(LinalgBuilder &lb, const TileContext &ctx, Value dots,
                 Value keyBegin, bool applyMask) {
   AttentionOp op = ctx.op;
-  double scale = op.getScaleOrDefault();
-  std::optional<double> softcap;
-  if (std::optional<APFloat> cap = op.getSoftcap())
-    softcap = cap->convertToDouble();
   Value bias = op.getBias(), dense = op.getDenseMask();
   AffineMap identity = lb.map(3, {0, 1, 2});
   return lb.elementwise(
       {dots}, {identity}, lb.sizesOf(dots), lb.f32(),
       [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
-        Value score = arith::MulFOp::create(b, loc, args[0], f32(b, loc, scale));
-        if (softcap) {
-          Value t = math::TanhOp::create(
-              b, loc, arith::DivFOp::create(b, loc, score, f32(b, loc, *softcap)));
-          score = arith::MulFOp::create(b, loc, t, f32(b, loc, *softcap));
-        }
+        Value score = buildScaledScore(b, loc, op, args[0]);
         if (!bias && !applyMask)
           return score;
         Value g = linalg::IndexOp::create(b, loc, 0);

@@ -1,18 +1,24 @@
-//===- AttentionMask.h - structured masks as index arithmetic ---*- C++ -*-===//
+//===- AttentionScores.h - attention scores and masks as scalars -*- C++ -*-===//
 //
-// Shared by the reference lowering (per element) and attention tiling (per
-// element on boundary tiles, per tile for loop bounds).
+// The scalar pieces of attention shared by the reference lowering (per
+// element) and attention tiling (per element on boundary tiles, per tile for
+// loop bounds): score scaling and capping, and structured masks as index
+// arithmetic.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TFM_DIALECT_TFM_UTILS_ATTENTIONMASK_H
-#define TFM_DIALECT_TFM_UTILS_ATTENTIONMASK_H
+#ifndef TFM_DIALECT_TFM_UTILS_ATTENTIONSCORES_H
+#define TFM_DIALECT_TFM_UTILS_ATTENTIONSCORES_H
 
-#include "tfm/Dialect/Tfm/IR/TfmAttrs.h"
+#include "tfm/Dialect/Tfm/IR/TfmOps.h"
 
 #include "mlir/IR/Builders.h"
 
 namespace mlir::tfm {
+
+/// f32 `scale * dot`, then `cap * tanh(score / cap)` when `op` has a
+/// softcap: the score before bias and masks.
+Value buildScaledScore(OpBuilder &b, Location loc, AttentionOp op, Value dot);
 
 /// i1: whether key index `key` is visible from query row `row` under `mask`,
 /// where the query's absolute position is `row + offset` (offset = Skv - Sq).
@@ -34,4 +40,4 @@ Value buildIsTileFullyVisible(OpBuilder &b, Location loc, MaskAttr mask,
 
 } // namespace mlir::tfm
 
-#endif // TFM_DIALECT_TFM_UTILS_ATTENTIONMASK_H
+#endif // TFM_DIALECT_TFM_UTILS_ATTENTIONSCORES_H

@@ -1,14 +1,31 @@
-//===- AttentionMask.cpp - structured masks as index arithmetic ------------===//
+//===- AttentionScores.cpp - attention scores and masks as scalars ---------===//
 
-#include "tfm/Dialect/Tfm/Utils/AttentionMask.h"
+#include "tfm/Dialect/Tfm/Utils/AttentionScores.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 
 using namespace mlir;
 using namespace mlir::tfm;
 
 static Value index(OpBuilder &b, Location loc, int64_t value) {
   return arith::ConstantIndexOp::create(b, loc, value);
+}
+
+Value mlir::tfm::buildScaledScore(OpBuilder &b, Location loc, AttentionOp op,
+                                  Value dot) {
+  auto f32 = [&](double value) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
+  };
+  Value score = arith::MulFOp::create(b, loc, dot, f32(op.getScaleOrDefault()));
+  if (std::optional<APFloat> cap = op.getSoftcap()) {
+    // score = cap * tanh(score / cap)
+    Value c = f32(cap->convertToDouble());
+    Value t =
+        math::TanhOp::create(b, loc, arith::DivFOp::create(b, loc, score, c));
+    score = arith::MulFOp::create(b, loc, t, c);
+  }
+  return score;
 }
 
 Value mlir::tfm::buildIsVisible(OpBuilder &b, Location loc, MaskAttr mask,
