@@ -99,11 +99,19 @@ static std::optional<llvm::StringRef> headerField(llvm::StringRef header,
   return rest.ltrim();
 }
 
-llvm::Expected<HostArray> mlir::tfm::readNpy(llvm::StringRef path) {
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+mlir::tfm::readFile(llvm::StringRef path) {
   auto buffer = llvm::MemoryBuffer::getFile(path);
   if (!buffer)
     return llvm::createStringError("cannot read '" + path +
                                    "': " + buffer.getError().message());
+  return std::move(*buffer);
+}
+
+llvm::Expected<HostArray> mlir::tfm::readNpy(llvm::StringRef path) {
+  auto buffer = readFile(path);
+  if (!buffer)
+    return buffer.takeError();
   llvm::StringRef data = (*buffer)->getBuffer();
   auto bad = [&](const llvm::Twine &why) {
     return llvm::createStringError("'" + path + "' is not a supported .npy "

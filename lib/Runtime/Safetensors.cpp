@@ -19,10 +19,9 @@ namespace json = llvm::json;
 
 llvm::Expected<std::map<std::string, HostArray>>
 mlir::tfm::readSafetensors(llvm::StringRef path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path);
+  auto buffer = readFile(path);
   if (!buffer)
-    return llvm::createStringError("cannot read '" + path +
-                                   "': " + buffer.getError().message());
+    return buffer.takeError();
   llvm::StringRef data = (*buffer)->getBuffer();
   auto bad = [&](const llvm::Twine &why) {
     return llvm::createStringError("'" + path +

@@ -10,9 +10,11 @@
 #define TFM_RUNTIME_HOSTARRAY_H
 
 #include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,10 @@ struct HostArray {
 
 /// A zero-filled array of `dtype` and `shape`.
 HostArray makeArray(llvm::StringRef dtype, std::vector<int64_t> shape);
+
+/// The whole file at `path`, or "cannot read '<path>': <reason>".
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readFile(llvm::StringRef path);
 
 llvm::Expected<HostArray> readNpy(llvm::StringRef path);
 llvm::Error writeNpy(llvm::StringRef path, const HostArray &array);

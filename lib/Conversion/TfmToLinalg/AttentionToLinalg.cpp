@@ -245,30 +245,27 @@ Value materializeSquareMask(ConversionPatternRewriter &rewriter, Location loc,
       });
 }
 
-struct CausalMaskLowering : OpConversionPattern<CausalMaskOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(CausalMaskOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    LinalgBuilder::replaceOp(rewriter, op, materializeSquareMask(
-                               rewriter, op.getLoc(), op.getType(),
-                               adaptor.getDynamicSizes(),
-                               MaskAttr::getCausal(op.getContext())));
-    return success();
-  }
-};
+/// The structured mask a mask op materializes.
+MaskAttr structuredMaskOf(CausalMaskOp op) {
+  return MaskAttr::getCausal(op.getContext());
+}
+MaskAttr structuredMaskOf(SlidingWindowMaskOp op) {
+  return MaskAttr::getSlidingWindow(op.getContext(),
+                                    op.getWindowAttr().getInt());
+}
 
-struct SlidingWindowMaskLowering : OpConversionPattern<SlidingWindowMaskOp> {
-  using OpConversionPattern::OpConversionPattern;
+/// causal_mask / sliding_window_mask -> visible(i, j) over [Sq, Skv]
+template <typename MaskOpTy>
+struct SquareMaskLowering : OpConversionPattern<MaskOpTy> {
+  using OpConversionPattern<MaskOpTy>::OpConversionPattern;
   LogicalResult
-  matchAndRewrite(SlidingWindowMaskOp op, OpAdaptor adaptor,
+  matchAndRewrite(MaskOpTy op, typename MaskOpTy::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    MaskAttr mask = MaskAttr::getSlidingWindow(op.getContext(),
-                                               op.getWindowAttr().getInt());
-    LinalgBuilder::replaceOp(rewriter, op, materializeSquareMask(rewriter, op.getLoc(),
-                                                 op.getType(),
-                                                 adaptor.getDynamicSizes(),
-                                                 mask));
+    LinalgBuilder::replaceOp(
+        rewriter, op,
+        materializeSquareMask(rewriter, op.getLoc(), op.getType(),
+                              adaptor.getDynamicSizes(),
+                              structuredMaskOf(op)));
     return success();
   }
 };
@@ -305,7 +302,7 @@ struct PaddingMaskLowering : OpConversionPattern<PaddingMaskOp> {
 
 void mlir::tfm::populateTfmAttentionToLinalgPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<AttentionLowering, CausalMaskLowering,
-               SlidingWindowMaskLowering, PaddingMaskLowering>(
+  patterns.add<AttentionLowering, SquareMaskLowering<CausalMaskOp>,
+               SquareMaskLowering<SlidingWindowMaskOp>, PaddingMaskLowering>(
       patterns.getContext());
 }
