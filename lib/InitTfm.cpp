@@ -2,6 +2,7 @@
 
 #include "tfm/InitTfm.h"
 
+#include "tfm/Codegen/Passes.h"
 #include "tfm/Conversion/Passes.h"
 #include "tfm/Dialect/Tfm/IR/TfmDialect.h"
 #include "tfm/Dialect/Tfm/Transforms/Passes.h"
@@ -16,6 +17,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
@@ -24,6 +26,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/IR/TensorInferTypeOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/IR/DialectRegistry.h"
 
 void mlir::tfm::registerTfmDialects(DialectRegistry &registry) {
@@ -32,7 +36,7 @@ void mlir::tfm::registerTfmDialects(DialectRegistry &registry) {
                   func::FuncDialect, linalg::LinalgDialect, LLVM::LLVMDialect,
                   math::MathDialect, memref::MemRefDialect,
                   omp::OpenMPDialect, scf::SCFDialect,
-                  tensor::TensorDialect>();
+                  tensor::TensorDialect, vector::VectorDialect>();
   // One-shot bufferization of what convert-tfm-to-linalg produces.
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
@@ -40,6 +44,9 @@ void mlir::tfm::registerTfmDialects(DialectRegistry &registry) {
   linalg::registerBufferizableOpInterfaceExternalModels(registry);
   scf::registerBufferizableOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  vector::registerBufferizableOpInterfaceExternalModels(registry);
+  // scf::tileUsingSCF on linalg ops (tfm-cpu-vectorize).
+  linalg::registerTilingInterfaceExternalModels(registry);
   // Result dims of expand_shape/collapse_shape, for runtime checks and the
   // manifest's output dims.
   tensor::registerInferTypeOpInterfaceExternalModels(registry);
@@ -48,5 +55,6 @@ void mlir::tfm::registerTfmDialects(DialectRegistry &registry) {
 void mlir::tfm::registerTfmPasses() {
   registerTfmTransformsPasses();
   registerTfmConversionPasses();
+  registerTfmCodegenPasses();
   registerTfmPipelines();
 }

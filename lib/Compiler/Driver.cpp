@@ -31,6 +31,8 @@ StringRef mlir::tfm::stageName(Stage stage) {
     return "tfm";
   case Stage::Linalg:
     return "linalg";
+  case Stage::Vector:
+    return "vector";
   case Stage::Bufferized:
     return "bufferized";
   case Stage::LLVMDialect:
@@ -43,6 +45,7 @@ std::optional<Stage> mlir::tfm::parseStage(StringRef name) {
   return llvm::StringSwitch<std::optional<Stage>>(name)
       .Case("tfm", Stage::Tfm)
       .Case("linalg", Stage::Linalg)
+      .Case("vector", Stage::Vector)
       .Case("bufferized", Stage::Bufferized)
       .Case("llvm", Stage::LLVMDialect)
       .Default(std::nullopt);
@@ -60,7 +63,8 @@ LogicalResult mlir::tfm::lowerModule(ModuleOp module, Stage last,
   if (first == Stage::Tfm)
     dump(Stage::Tfm);
   const TfmLowerToLLVMPipelineOptions &pipelineOptions = options.pipeline;
-  for (Stage stage : {Stage::Linalg, Stage::Bufferized, Stage::LLVMDialect}) {
+  for (Stage stage : {Stage::Linalg, Stage::Vector, Stage::Bufferized,
+                      Stage::LLVMDialect}) {
     if (stage <= first)
       continue;
     if (stage > last)
@@ -70,11 +74,14 @@ LogicalResult mlir::tfm::lowerModule(ModuleOp module, Stage last,
     case Stage::Linalg:
       buildTfmToLinalgStage(pm, pipelineOptions);
       break;
+    case Stage::Vector:
+      buildTfmCPUVectorStage(pm, pipelineOptions);
+      break;
     case Stage::Bufferized:
       buildTfmBufferizationStage(pm, pipelineOptions);
       break;
     default:
-      buildTfmToLLVMDialectStage(pm);
+      buildTfmToLLVMDialectStage(pm, pipelineOptions);
       break;
     }
     if (failed(pm.run(module)))
@@ -237,4 +244,19 @@ llvm::Error mlir::tfm::linkSharedLibrary(StringRef objectPath,
   return llvm::createStringError(
       "linking failed (exit " + std::to_string(status) + ")" +
       (message.empty() ? "" : ": " + message) + "\n  command: " + line);
+}
+
+void mlir::tfm::configureForTarget(TfmLowerToLLVMPipelineOptions &options,
+                                   const llvm::TargetMachine &target) {
+  const llvm::MCSubtargetInfo *info = target.getMCSubtargetInfo();
+  if (info->checkFeatures("+avx512f")) {
+    options.vectorWidth = 16;
+    options.registerRows = 8;
+  } else if (info->checkFeatures("+avx")) {
+    options.vectorWidth = 8;
+    options.registerRows = 4;
+  } else {
+    options.vectorWidth = 4;
+    options.registerRows = 4;
+  }
 }

@@ -2,10 +2,12 @@
 
 #include "tfm/Pipelines/Pipelines.h"
 
+#include "tfm/Codegen/Passes.h"
 #include "tfm/Conversion/Passes.h"
 #include "tfm/Dialect/Tfm/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
@@ -38,6 +40,18 @@ void mlir::tfm::buildTfmToLinalgStage(
   pm.addPass(createCSEPass());
 }
 
+void mlir::tfm::buildTfmCPUVectorStage(
+    OpPassManager &pm, const TfmLowerToLLVMPipelineOptions &options) {
+  if (!options.vectorize)
+    return;
+  TfmCPUVectorizePassOptions vectorize;
+  vectorize.vectorWidth = options.vectorWidth;
+  vectorize.registerRows = options.registerRows;
+  pm.addNestedPass<func::FuncOp>(createTfmCPUVectorizePass(vectorize));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
 void mlir::tfm::buildTfmBufferizationStage(
     OpPassManager &pm, const TfmLowerToLLVMPipelineOptions &options) {
   // Caller-owned inputs and outputs, everything else on the heap and freed
@@ -53,17 +67,28 @@ void mlir::tfm::buildTfmBufferizationStage(
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // Tile scratch buffers: allocated once per tile, on its thread's stack.
+  pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
+  pm.addNestedPass<func::FuncOp>(createTfmCPUPromoteTileBuffersPass());
   bufferization::buildBufferDeallocationPipeline(pm);
 }
 
-void mlir::tfm::buildTfmToLLVMDialectStage(OpPassManager &pm) {
+void mlir::tfm::buildTfmToLLVMDialectStage(
+    OpPassManager &pm, const TfmLowerToLLVMPipelineOptions &options) {
+  TfmCPULowerVectorsPassOptions lowerVectors;
+  lowerVectors.vectorWidth = options.vectorWidth;
+  pm.addNestedPass<func::FuncOp>(createTfmCPULowerVectorsPass(lowerVectors));
+  pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // Parallel tiles (scf.forall) run on OpenMP threads (libomp; the thread
   // count follows OMP_NUM_THREADS, default: every core). The canonicalize
   // after convert-scf-to-openmp is required (memref.alloca_scope bodies).
   pm.addPass(createForallToParallelLoopPass());
   pm.addPass(createConvertSCFToOpenMPPass());
+  pm.addPass(createTfmCPUHoistThreadScratchPass());
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(createConvertVectorToSCFPass(
+      VectorTransferToSCFOptions().enableFullUnroll().setTargetRank(1)));
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
@@ -71,6 +96,9 @@ void mlir::tfm::buildTfmToLLVMDialectStage(OpPassManager &pm) {
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;
   pm.addPass(arith::createArithExpandOpsPass(expand));
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.reassociateFPReductions = true; // tree-shaped row sums
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
@@ -79,6 +107,7 @@ void mlir::tfm::buildTfmToLLVMDialectStage(OpPassManager &pm) {
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertOpenMPToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
 }
@@ -86,8 +115,9 @@ void mlir::tfm::buildTfmToLLVMDialectStage(OpPassManager &pm) {
 void mlir::tfm::buildTfmLowerToLLVMPipeline(
     OpPassManager &pm, const TfmLowerToLLVMPipelineOptions &options) {
   buildTfmToLinalgStage(pm, options);
+  buildTfmCPUVectorStage(pm, options);
   buildTfmBufferizationStage(pm, options);
-  buildTfmToLLVMDialectStage(pm);
+  buildTfmToLLVMDialectStage(pm, options);
 }
 
 void mlir::tfm::registerTfmPipelines() {

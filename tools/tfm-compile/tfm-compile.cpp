@@ -59,11 +59,12 @@ cl::opt<Emit> emit(
                           "C header of the entry points")),
     cl::cat(category));
 cl::opt<std::string> stageOption(
-    "stage", cl::desc("With --emit=mlir: tfm, linalg, bufferized or llvm"),
+    "stage",
+    cl::desc("With --emit=mlir: tfm, linalg, vector, bufferized or llvm"),
     cl::init("llvm"), cl::cat(category));
 cl::list<std::string> dumpAfter(
     "dump-after", cl::CommaSeparated,
-    cl::desc("Print the IR after these stages (tfm, linalg, bufferized, "
+    cl::desc("Print the IR after these stages (tfm, linalg, vector, bufferized, "
              "llvm, or all) to stderr"),
     cl::cat(category));
 cl::opt<std::string> cpu("mcpu", cl::desc("Target CPU (default: the host)"),
@@ -127,12 +128,12 @@ int main(int argc, char **argv) {
   std::optional<Stage> stage = parseStage(stageOption);
   if (!stage)
     return fail("unknown --stage '" + stageOption +
-                "' (expected tfm, linalg, bufferized or llvm)");
+                "' (expected tfm, linalg, vector, bufferized or llvm)");
   LoweringOptions lowering;
   for (const std::string &name : dumpAfter) {
     if (name == "all") {
-      lowering.dumpAfter = {Stage::Tfm, Stage::Linalg, Stage::Bufferized,
-                            Stage::LLVMDialect};
+      lowering.dumpAfter = {Stage::Tfm, Stage::Linalg, Stage::Vector,
+                            Stage::Bufferized, Stage::LLVMDialect};
       continue;
     }
     std::optional<Stage> dump = parseStage(name);
@@ -143,11 +144,18 @@ int main(int argc, char **argv) {
   lowering.dumpStream = &llvm::errs();
   if (tileSizeQ < 1 || tileSizeKv < 1)
     return fail("--tile-size-q and --tile-size-kv must be positive");
-  lowering.pipeline.tileAttention = !referenceAttention;
-  lowering.pipeline.tileSizeQ = tileSizeQ;
-  lowering.pipeline.tileSizeKv = tileSizeKv;
   if (optLevel > 3)
     return fail("-O must be 0, 1, 2 or 3");
+  auto target = createTargetMachine(cpu, features, optLevel);
+  if (!target)
+    return fail(llvm::toString(target.takeError()));
+  auto configure = [&](TfmLowerToLLVMPipelineOptions &pipeline) {
+    pipeline.tileAttention = !referenceAttention;
+    pipeline.tileSizeQ = tileSizeQ;
+    pipeline.tileSizeKv = tileSizeKv;
+    configureForTarget(pipeline, **target);
+  };
+  configure(lowering.pipeline);
 
   DialectRegistry registry;
   registerTfmDialects(registry);
@@ -194,9 +202,7 @@ int main(int argc, char **argv) {
   if (emit != Emit::MLIR || !headerPath.empty()) {
     OwningOpRef<ModuleOp> copy = module->clone();
     LoweringOptions quiet; // same pipeline, no dumps
-    quiet.pipeline.tileAttention = !referenceAttention;
-    quiet.pipeline.tileSizeQ = tileSizeQ;
-    quiet.pipeline.tileSizeKv = tileSizeKv;
+    configure(quiet.pipeline);
     if (failed(lowerModule(*copy, Stage::Linalg, quiet)))
       return 1;
     resolveOutputDimSources(*copy, *entryPoints);
@@ -220,9 +226,6 @@ int main(int argc, char **argv) {
     return writeText(output, text);
   }
 
-  auto target = createTargetMachine(cpu, features, optLevel);
-  if (!target)
-    return fail(llvm::toString(target.takeError()));
   llvm::LLVMContext llvmContext;
   auto llvmModule =
       translateToLLVMIR(*module, llvmContext, **target, optLevel, manifest);

@@ -29,9 +29,9 @@ class raw_pwrite_stream;
 namespace mlir::tfm {
 
 /// Named points in the lowering, in order.
-enum class Stage { Tfm, Linalg, Bufferized, LLVMDialect };
+enum class Stage { Tfm, Linalg, Vector, Bufferized, LLVMDialect };
 
-/// "tfm", "linalg", "bufferized", "llvm".
+/// "tfm", "linalg", "vector", "bufferized", "llvm".
 llvm::StringRef stageName(Stage stage);
 std::optional<Stage> parseStage(llvm::StringRef name);
 
@@ -54,6 +54,12 @@ LogicalResult lowerModule(ModuleOp module, Stage last,
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 createTargetMachine(llvm::StringRef cpu, llvm::StringRef features,
                     unsigned optLevel);
+
+/// Sets the vector width and register blocking of `options` for `target`:
+/// 16 f32 lanes and 8 register rows with AVX-512 (32 registers), 8 lanes and
+/// 4 rows with AVX (16 registers), 4 lanes otherwise.
+void configureForTarget(TfmLowerToLLVMPipelineOptions &options,
+                        const llvm::TargetMachine &target);
 
 /// Translates an LLVM-dialect module, sets its triple and data layout from
 /// `target`, embeds `manifest` as the exported string `tfm_manifest`, adds a

@@ -30,6 +30,20 @@ struct TfmLowerToLLVMPipelineOptions
   PassOptions::Option<int64_t> tileSizeKv{
       *this, "tile-size-kv", llvm::cl::desc("Keys per attention tile"),
       llvm::cl::init(64)};
+  PassOptions::Option<bool> vectorize{
+      *this, "vectorize",
+      llvm::cl::desc("Tile static linalg ops to register blocks and "
+                     "vectorize them (tfm-cpu-vectorize)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<int64_t> vectorWidth{
+      *this, "vector-width",
+      llvm::cl::desc("f32 lanes of the target's vector registers (16: "
+                     "AVX-512, 8: AVX2)"),
+      llvm::cl::init(16)};
+  PassOptions::Option<int64_t> registerRows{
+      *this, "register-rows",
+      llvm::cl::desc("Most contraction output rows kept in registers"),
+      llvm::cl::init(8)};
   PassOptions::Option<bool> exposeEntryPoints{
       *this, "expose-entry-points",
       llvm::cl::desc("Rewrite public functions into the memref entry-point "
@@ -40,13 +54,18 @@ struct TfmLowerToLLVMPipelineOptions
 /// The stages of tfm-lower-to-llvm-pipeline, in order. tfm-compile runs
 /// them one by one so that it can dump the IR after each.
 ///   linalg:     tfm ops -> linalg/tensor/arith/math on tensors
+///               (target-independent; attention is tiled here)
+///   vector:     static linalg ops -> register blocks of vector ops (CPU)
 ///   bufferized: entry-point ABI, one-shot bufferization, deallocation
-///   llvm:       loops -> LLVM dialect
+///   llvm:       vector lowering, loops, threads -> LLVM dialect
 void buildTfmToLinalgStage(OpPassManager &pm,
                            const TfmLowerToLLVMPipelineOptions &options);
+void buildTfmCPUVectorStage(OpPassManager &pm,
+                            const TfmLowerToLLVMPipelineOptions &options);
 void buildTfmBufferizationStage(OpPassManager &pm,
                                 const TfmLowerToLLVMPipelineOptions &options);
-void buildTfmToLLVMDialectStage(OpPassManager &pm);
+void buildTfmToLLVMDialectStage(OpPassManager &pm,
+                                const TfmLowerToLLVMPipelineOptions &options);
 
 /// tfm ops on tensors -> LLVM dialect, through the reference lowering
 /// (convert-tfm-to-linalg), one-shot bufferization and loops: the three

@@ -2,23 +2,34 @@
 
 // Causal GQA 4:1 over 1024 positions: parallel over (kv head, query tile),
 // a key loop bounded by the band, the element mask only on boundary tiles,
-// one K/V tile shared by the 4 query heads of a group, and no 1024x1024
+// one K/V tile shared by the 4 query heads of a group (their 4 x 64 query
+// rows stacked into one 256-row tile), static tile shapes, and no 1024x1024
 // tensor anywhere.
 // CHECK-LABEL: func.func @gqa_causal_1024
 // CHECK-NOT: 1024x1024
 // CHECK-DAG: %[[C32:.+]] = arith.constant 32 : index
 // CHECK-DAG: %[[NEG_INF:.+]] = arith.constant 0xFF800000 : f32
-// CHECK: %[[GROUPED:.+]] = tensor.expand_shape %{{.+}} {{\[}}[0], [1, 2], [3], [4]] {{.+}} into tensor<1x2x4x1024x64xf32>
 // CHECK: scf.forall (%[[H:.+]], %[[T:.+]]) in (2, 16) shared_outs(%[[OUT:.+]] = %{{.+}}) -> (tensor<1x8x1024x64xf32>)
 // CHECK:   %[[Q0:.+]] = arith.muli %[[T]], %c64
-// CHECK:   %[[QTILE:.+]] = tensor.extract_slice %[[GROUPED]][0, %[[H]], 0, %[[Q0]], 0] [1, 1, 4, %{{.+}}, 64] {{.+}} to tensor<4x?x64xf32>
+// The query rows of the group's 4 heads, packed once per query tile; rows
+// past the sequence repeat the last one.
+// CHECK:   %[[QPACK:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<4x64x64xf32>)
+// CHECK:     arith.minsi
+// CHECK:     tensor.extract %{{.+}} : tensor<1x8x1024x64xf32>
+// CHECK:   %[[QTILE:.+]] = tensor.collapse_shape %[[QPACK]] {{.+}} into tensor<256x64xf32>
 // Causal: keys end after the tile's last row; they start at 0.
-// CHECK:   %[[KEND:.+]] = arith.minsi %{{.+}}, %c1024
-// CHECK:   %[[STATE:.+]]:3 = scf.for %[[K0:.+]] = %c0 to %{{.+}} step %[[C32]] iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<4x?xf32>, tensor<4x?xf32>, tensor<4x?x64xf32>)
-// CHECK:     %[[KTILE:.+]] = tensor.extract_slice %{{.+}}[0, %[[H]], %[[K0]], 0] [1, 1, %{{.+}}, 64] {{.+}} to tensor<?x64xf32>
-// CHECK:     %[[VTILE:.+]] = tensor.extract_slice %{{.+}}[0, %[[H]], %[[K0]], 0] [1, 1, %{{.+}}, 64] {{.+}} to tensor<?x64xf32>
-// CHECK:     %[[DOTS:.+]] = linalg.generic {{.+}} ins(%[[QTILE]], %[[KTILE]] : tensor<4x?x64xf32>, tensor<?x64xf32>) outs(%{{.+}} : tensor<4x?x?xf32>)
-// CHECK:     scf.if %{{.+}} -> (tensor<4x?x?xf32>) {
+// CHECK:   arith.minsi %{{.+}}, %c1024
+// CHECK:   %[[STATE:.+]]:3 = scf.for %[[K0:.+]] = %c0 to %{{.+}} step %[[C32]] iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<256xf32>, tensor<256xf32>, tensor<256x64xf32>)
+// A full key tile is a transposed copy of a static slice; only the last,
+// partial one reads clamped key indices.
+// CHECK:     %[[COMPLETE:.+]] = arith.cmpi sle
+// CHECK:     %[[KTILE:.+]] = scf.if %[[COMPLETE]] -> (tensor<64x32xf32>) {
+// CHECK:       tensor.extract_slice %{{.+}}[0, %[[H]], %[[K0]], 0] [1, 1, 32, 64] {{.+}} to tensor<32x64xf32>
+// CHECK:     } else {
+// CHECK:       arith.minsi
+// CHECK:     }
+// CHECK:     linalg.matmul ins(%[[QTILE]], %[[KTILE]] : tensor<256x64xf32>, tensor<64x32xf32>)
+// CHECK:     scf.if %{{.+}} -> (tensor<256x32xf32>) {
 // CHECK-NOT:   arith.select
 // CHECK:     } else {
 // CHECK:       arith.cmpi sle
@@ -26,7 +37,11 @@
 // CHECK:     }
 // CHECK:     arith.maximumf
 // CHECK:     math.exp
-// CHECK:     linalg.generic {{.+}} ins(%{{.+}}, %[[VTILE]] : tensor<4x?x?xf32>, tensor<?x64xf32>)
+// A full V tile is read in place.
+// CHECK:     scf.if %[[COMPLETE]] -> (tensor<256x64xf32>) {
+// CHECK:       %[[VTILE:.+]] = tensor.extract_slice %{{.+}}[0, %[[H]], %[[K0]], 0] [1, 1, 32, 64] {{.+}} to tensor<32x64xf32>
+// CHECK:       linalg.matmul ins(%{{.+}}, %[[VTILE]] : tensor<256x32xf32>, tensor<32x64xf32>)
+// CHECK:     } else {
 // CHECK:     scf.yield
 // CHECK:   arith.divf
 // The group's 4 query heads are rows 4h .. 4h+3 of the result.
@@ -62,15 +77,16 @@ func.func @sliding_window_bounds(%q: tensor<1x1x4096x64xf32>, %k: tensor<1x1x409
 
 // -----
 
-// kv_lengths bound the key loop; without a structured mask no tile needs an
-// element mask.
+// kv_lengths bound the key loop; without a structured mask only the last,
+// partial key tile needs an element mask (the key range).
 // CHECK-LABEL: func.func @padded_without_mask
 // CHECK: scf.forall (%[[B:.+]], %{{.+}}, %{{.+}}) in
 // CHECK:   %[[LEN:.+]] = tensor.extract %{{.+}}[%[[B]]] : tensor<?xi32>
 // CHECK:   %[[LENGTH:.+]] = arith.index_cast %[[LEN]] : i32 to index
 // CHECK:   scf.for
-// CHECK-NOT: scf.if
-// CHECK-NOT: arith.select %{{.+}}, %{{.+}}, %cst{{.*}} : f32
+// CHECK:     %[[COMPLETE:.+]] = arith.cmpi sle
+// CHECK:     linalg.matmul
+// CHECK:     scf.if %[[COMPLETE]] -> (tensor<64x32xf32>)
 // CHECK:   scf.yield
 func.func @padded_without_mask(%q: tensor<?x2x?x16xf32>, %k: tensor<?x2x?x16xf32>,
                                %v: tensor<?x2x?x16xf32>, %lengths: tensor<?xi32>)

@@ -1,11 +1,15 @@
 # RUN: %python %s %t/tiled
 # RUN: %python %s %t/small-tiles --tile-size-q=4 --tile-size-kv=3
 # RUN: %python %s %t/reference --reference-attention
+# RUN: %python %s %t/vector-tiles --tile-size-q=5 --tile-size-kv=16
+# RUN: %python %s %t/avx2 --mcpu=x86-64-v3
 #
 # tfm.attention against the float64 oracle, through the tiled path (default
-# tiles, and 4x3 tiles that divide no size here, so every case crosses many
-# tiles, skips fully masked ones and masks boundary ones) and through the
-# reference lowering:
+# tiles; 4x3 tiles that divide no size here, so every case crosses many
+# tiles, skips fully masked ones and masks boundary ones; 5x16 tiles, which
+# the CPU kernels vectorize (5 rows per head, one 16-lane vector of keys)
+# with partial tiles everywhere; AVX2 code) and through the reference
+# lowering:
 # every mask kind, MHA / GQA (4:1) / MQA, Sq != Skv, odd sizes, fully masked
 # rows, |scores| near 1e4, bias, softcap, dynamic shapes at two sizes, and
 # f16/bf16 inputs.

@@ -31,11 +31,19 @@ namespace {
 using Iter = utils::IteratorType;
 
 /// Everything the tile computations need, for one (b, h, query tile).
+///
+/// A tile has static shapes: its M = G * TQ rows stack the TQ query rows of
+/// each of the G heads of kv head h (row m is head g = m / TQ, query row
+/// i = m % TQ), and its key tiles have TK columns. Rows past the query
+/// sequence and keys past the visible range are padding: padded rows repeat
+/// the last valid row and are never written out; padded keys are masked.
 struct TileContext {
   AttentionOp op;
-  int64_t group;
+  int64_t group;          // G
+  int64_t rowsPerHead;    // TQ
+  int64_t keysPerTile;    // TK
   Value batch, kvHead;    // b, h
-  Value queryBegin, rows; // q0, tq
+  Value queryBegin, rows; // q0, valid rows per head (<= TQ)
   Value offset;           // Skv - Sq
   MaskAttr mask;
 };
@@ -45,44 +53,165 @@ Value f32(OpBuilder &b, Location loc, double value) {
   return LinalgBuilder::constantF32(b, loc, value);
 }
 
-/// The element of a dense mask or bias at score (b, h*G + g, q0 + i, k0 + j),
-/// with NumPy broadcasting (a static 1 reads index 0).
+Value indexConstant(OpBuilder &b, Location loc, int64_t value) {
+  return arith::ConstantIndexOp::create(b, loc, value);
+}
+
+/// min(begin + i, last): the clamped source index of tile position i, so
+/// padding reads valid memory.
+Value clampedIndex(OpBuilder &b, Location loc, Value begin, Value i,
+                   Value last) {
+  return arith::MinSIOp::create(b, loc,
+                                arith::AddIOp::create(b, loc, begin, i), last);
+}
+
+/// The query head and (clamped) query row of tile row `m`.
+std::pair<Value, Value> headAndRow(OpBuilder &b, Location loc,
+                                   const TileContext &ctx, Value m) {
+  Value perHead = indexConstant(b, loc, ctx.rowsPerHead);
+  Value g = arith::DivUIOp::create(b, loc, m, perHead);
+  Value i = arith::RemUIOp::create(b, loc, m, perHead);
+  Value head = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, ctx.kvHead,
+                            indexConstant(b, loc, ctx.group)),
+      g);
+  Value lastRow = arith::SubIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, ctx.queryBegin, ctx.rows),
+      indexConstant(b, loc, 1));
+  return {head, clampedIndex(b, loc, ctx.queryBegin, i, lastRow)};
+}
+
+/// The element of a dense mask or bias at score (b, head, row, key), with
+/// NumPy broadcasting (a static 1 reads index 0).
 Value readBroadcast(OpBuilder &b, Location loc, Value tensor,
                     ArrayRef<Value> scoreIndex) {
   auto type = cast<RankedTensorType>(tensor.getType());
   size_t skip = scoreIndex.size() - type.getRank();
   SmallVector<Value> indices;
   for (auto [i, size] : llvm::enumerate(type.getShape()))
-    indices.push_back(size == 1 ? arith::ConstantIndexOp::create(b, loc, 0)
+    indices.push_back(size == 1 ? indexConstant(b, loc, 0)
                                 : scoreIndex[skip + i]);
   return tensor::ExtractOp::create(b, loc, tensor, indices);
 }
 
-/// scale, softcap and bias on a [G, tq, tk] tile of raw dot products; with
-/// `applyMask`, also the structured and dense masks (-inf where masked).
+/// The query rows of the tile as f32 [M, D], read once per query tile.
+Value packQueryTile(LinalgBuilder &lb, const TileContext &ctx) {
+  Value query = AttentionOp(ctx.op).getQuery();
+  int64_t headDim = cast<RankedTensorType>(query.getType()).getDimSize(3);
+  SmallVector<OpFoldResult> sizes{lb.builder().getIndexAttr(ctx.group),
+                                  lb.builder().getIndexAttr(ctx.rowsPerHead),
+                                  lb.builder().getIndexAttr(headDim)};
+  Value packed = lb.generic(
+      {}, {}, lb.empty(sizes, lb.f32()), lb.map(3, {0, 1, 2}),
+      SmallVector<Iter>(3, Iter::parallel),
+      [&](OpBuilder &b, Location loc, ValueRange) -> Value {
+        Value perHead = indexConstant(b, loc, ctx.rowsPerHead);
+        Value m = arith::AddIOp::create(
+            b, loc,
+            arith::MulIOp::create(b, loc, linalg::IndexOp::create(b, loc, 0),
+                                  perHead),
+            linalg::IndexOp::create(b, loc, 1));
+        auto [head, row] = headAndRow(b, loc, ctx, m);
+        Value element = tensor::ExtractOp::create(
+            b, loc, query,
+            ValueRange{ctx.batch, head, row,
+                       linalg::IndexOp::create(b, loc, 2)});
+        return LinalgBuilder::toF32(b, loc, element);
+      });
+  int64_t rows = ctx.group * ctx.rowsPerHead;
+  return tensor::CollapseShapeOp::create(
+      lb.builder(), lb.location(),
+      RankedTensorType::get({rows, headDim}, lb.f32()), packed,
+      SmallVector<ReassociationIndices>{{0, 1}, {2}});
+}
+
+/// Keys (or values) [k0, k0 + TK) of kv head h: a static slice [TK, W].
+Value keySlice(OpBuilder &b, Location loc, const TileContext &ctx,
+               Value source, Value keyBegin) {
+  auto sourceType = cast<RankedTensorType>(source.getType());
+  OpFoldResult one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
+  int64_t width = sourceType.getDimSize(3);
+  return tensor::ExtractSliceOp::create(
+      b, loc,
+      RankedTensorType::get({ctx.keysPerTile, width},
+                            sourceType.getElementType()),
+      source, ArrayRef<OpFoldResult>{ctx.batch, ctx.kvHead, keyBegin, zero},
+      ArrayRef<OpFoldResult>{one, one, b.getIndexAttr(ctx.keysPerTile),
+                             b.getIndexAttr(width)},
+      SmallVector<OpFoldResult>(4, one));
+}
+
+/// An empty f32 tile for keys (or values) of `source`: [TK, W], or [W, TK]
+/// with `transpose`.
+Value emptyKeyTile(OpBuilder &b, Location loc, const TileContext &ctx,
+                   Value source, bool transpose) {
+  int64_t width = cast<RankedTensorType>(source.getType()).getDimSize(3);
+  int64_t keys = ctx.keysPerTile;
+  return tensor::EmptyOp::create(
+      b, loc,
+      transpose ? ArrayRef<int64_t>{width, keys} : ArrayRef<int64_t>{keys, width},
+      b.getF32Type());
+}
+
+/// Keys (or values) [k0, k0 + TK) of kv head h converted to f32 into `init`
+/// (from emptyKeyTile). With `keyEnd`, the tile is the last, partial one and
+/// column j reads key min(k0 + j, keyEnd - 1) (padding is masked out);
+/// without, it is a copy of the full slice.
+Value packKeyTile(OpBuilder &b, Location loc, const TileContext &ctx,
+                  Value source, Value init, Value keyBegin, Value keyEnd,
+                  bool transpose) {
+  LinalgBuilder lb(b, loc);
+  SmallVector<Iter> iterators(2, Iter::parallel);
+  if (!keyEnd) {
+    AffineMap read = transpose ? lb.map(2, {1, 0}) : lb.map(2, {0, 1});
+    return lb.generic({keySlice(b, loc, ctx, source, keyBegin)}, {read}, init,
+                      lb.map(2, {0, 1}), iterators,
+                      [](OpBuilder &nb, Location nl, ValueRange args) {
+                        return LinalgBuilder::toF32(nb, nl, args[0]);
+                      });
+  }
+  unsigned keyLoop = transpose ? 1 : 0;
+  Value lastKey = arith::SubIOp::create(b, loc, keyEnd,
+                                        indexConstant(b, loc, 1));
+  return lb.generic(
+      {}, {}, init, lb.map(2, {0, 1}), iterators,
+      [&](OpBuilder &nb, Location nl, ValueRange) -> Value {
+        Value key = clampedIndex(nb, nl, keyBegin,
+                                 linalg::IndexOp::create(nb, nl, keyLoop),
+                                 lastKey);
+        Value w = linalg::IndexOp::create(nb, nl, 1 - keyLoop);
+        Value element = tensor::ExtractOp::create(
+            nb, nl, source, ValueRange{ctx.batch, ctx.kvHead, key, w});
+        return LinalgBuilder::toF32(nb, nl, element);
+      });
+}
+
+/// scale, softcap and bias on the [M, TK] tile of raw dot products, into
+/// `init`; with `applyMask`, also the structured and dense masks and the key
+/// range (-inf where masked).
 Value scoreTile(LinalgBuilder &lb, const TileContext &ctx, Value dots,
-                Value keyBegin, bool applyMask) {
+                Value init, Value keyBegin, Value keyEnd, bool applyMask) {
   AttentionOp op = ctx.op;
   Value bias = op.getBias(), dense = op.getDenseMask();
-  AffineMap identity = lb.map(3, {0, 1, 2});
-  return lb.elementwise(
-      {dots}, {identity}, lb.sizesOf(dots), lb.f32(),
+  AffineMap identity = lb.map(2, {0, 1});
+  return lb.generic(
+      {dots}, {identity}, init, identity, {Iter::parallel, Iter::parallel},
       [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
         Value score = buildScaledScore(b, loc, op, args[0]);
         if (!bias && !applyMask)
           return score;
-        Value g = linalg::IndexOp::create(b, loc, 0);
-        Value row = arith::AddIOp::create(
-            b, loc, ctx.queryBegin, linalg::IndexOp::create(b, loc, 1));
+        auto [head, row] =
+            headAndRow(b, loc, ctx, linalg::IndexOp::create(b, loc, 0));
         Value key = arith::AddIOp::create(b, loc, keyBegin,
-                                          linalg::IndexOp::create(b, loc, 2));
-        Value head = arith::AddIOp::create(
-            b, loc,
-            arith::MulIOp::create(
-                b, loc, ctx.kvHead,
-                arith::ConstantIndexOp::create(b, loc, ctx.group)),
-            g);
-        SmallVector<Value> scoreIndex{ctx.batch, head, row, key};
+                                          linalg::IndexOp::create(b, loc, 1));
+        Value inRange = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::slt, key, keyEnd);
+        Value lastKey =
+            arith::SubIOp::create(b, loc, keyEnd, indexConstant(b, loc, 1));
+        SmallVector<Value> scoreIndex{
+            ctx.batch, head, row,
+            arith::MinSIOp::create(b, loc, key, lastKey)};
         if (bias)
           score = arith::AddFOp::create(
               b, loc, score,
@@ -90,7 +219,9 @@ Value scoreTile(LinalgBuilder &lb, const TileContext &ctx, Value dots,
                                    readBroadcast(b, loc, bias, scoreIndex)));
         if (!applyMask)
           return score;
-        Value visible = buildIsVisible(b, loc, ctx.mask, row, key, ctx.offset);
+        Value visible = arith::AndIOp::create(
+            b, loc, inRange,
+            buildIsVisible(b, loc, ctx.mask, row, key, ctx.offset));
         if (dense)
           visible = arith::AndIOp::create(
               b, loc, visible, readBroadcast(b, loc, dense, scoreIndex));
@@ -99,86 +230,101 @@ Value scoreTile(LinalgBuilder &lb, const TileContext &ctx, Value dots,
       });
 }
 
-/// One step of the online softmax over a key tile [k0, k0 + tk).
+/// One step of the online softmax over the key tile [k0, k0 + TK).
 ///   m' = max(m, rowmax(s)); p = exp(s - m'); α = exp(m - m')
 ///   l' = α·l + rowsum(p);   acc' = α·acc + p · V
 /// (-inf maxima, i.e. rows that have seen no key, give p = 0 and α = 0.)
 SmallVector<Value> onlineSoftmaxStep(LinalgBuilder &lb, const TileContext &ctx,
                                      Value queryTile, Value keyBegin,
-                                     Value keys, ValueRange state,
-                                     Value keyTile, Value valueTile) {
+                                     Value keyEnd, ValueRange state) {
   OpBuilder &builder = lb.builder();
   Location loc = lb.location();
   AttentionOp op = ctx.op;
   Value m = state[0], l = state[1], acc = state[2];
-  SmallVector<OpFoldResult> scoreSizes = lb.sizesOf(queryTile);
-  scoreSizes.back() = keys;
-  SmallVector<OpFoldResult> rowSizes(scoreSizes.begin(),
-                                     scoreSizes.end() - 1);
+  int64_t rows = ctx.group * ctx.rowsPerHead;
 
-  // Raw dot products, loops (g, i, j, d): one K tile serves all G heads.
-  SmallVector<Iter> dotIters{Iter::parallel, Iter::parallel, Iter::parallel,
-                             Iter::reduction};
-  Value dots = lb.generic(
-      {queryTile, keyTile}, {lb.map(4, {0, 1, 3}), lb.map(4, {2, 3})},
-      lb.filledF32(scoreSizes, 0.0), lb.map(4, {0, 1, 2}), dotIters,
-      [](OpBuilder &b, Location loc, ValueRange args) -> Value {
-        Value product = arith::MulFOp::create(
-            b, loc, LinalgBuilder::toF32(b, loc, args[0]),
-            LinalgBuilder::toF32(b, loc, args[1]));
-        return arith::AddFOp::create(b, loc, args[2], product);
-      });
+  // Only the last key tile is partial; only tiles the mask band cuts (or
+  // every tile, with a dense mask) pay for the element mask.
+  Value tileEnd = arith::AddIOp::create(
+      builder, loc, keyBegin, indexConstant(builder, loc, ctx.keysPerTile));
+  Value complete = arith::CmpIOp::create(
+      builder, loc, arith::CmpIPredicate::sle, tileEnd, keyEnd);
+  // Kᵀ [D, TK] in f32, so that the score product is a plain matmul. Both
+  // branches (and those below) write one destination created outside them,
+  // so each tile buffer is allocated once and has one layout.
+  Value keyInit = emptyKeyTile(builder, loc, ctx, op.getKey(), true);
+  Value keyTile =
+      scf::IfOp::create(
+          builder, loc, complete,
+          [&](OpBuilder &b, Location l) {
+            scf::YieldOp::create(b, l,
+                                 packKeyTile(b, l, ctx, op.getKey(), keyInit,
+                                             keyBegin, Value(),
+                                             /*transpose=*/true));
+          },
+          [&](OpBuilder &b, Location l) {
+            scf::YieldOp::create(b, l,
+                                 packKeyTile(b, l, ctx, op.getKey(), keyInit,
+                                             keyBegin, keyEnd,
+                                             /*transpose=*/true));
+          })
+          .getResult(0);
 
-  // Only tiles the mask band cuts pay for the element mask.
-  Value scores;
-  bool masked = !ctx.mask.isNone() || op.getDenseMask();
-  if (!masked) {
-    scores = scoreTile(lb, ctx, dots, keyBegin, /*applyMask=*/false);
-  } else {
+  // Raw dot products [M, TK]: one K tile serves all G heads.
+  SmallVector<OpFoldResult> scoreSizes{builder.getIndexAttr(rows),
+                                       builder.getIndexAttr(ctx.keysPerTile)};
+  Value dots = linalg::MatmulOp::create(
+                   builder, loc, ValueRange{queryTile, keyTile},
+                   ValueRange{lb.filledF32(scoreSizes, 0.0)})
+                   .getResult(0);
+
+  Value full = complete;
+  if (op.getDenseMask()) {
+    full = arith::ConstantIntOp::create(builder, loc, 0, 1);
+  } else if (!ctx.mask.isNone()) {
     Value lastRow = arith::SubIOp::create(
-        builder, loc, arith::AddIOp::create(builder, loc, ctx.queryBegin,
-                                            ctx.rows),
-        arith::ConstantIndexOp::create(builder, loc, 1));
-    Value keyEnd = arith::AddIOp::create(
-        builder, loc, keyBegin,
-        getValueOrCreateConstantIndexOp(builder, loc, keys));
-    Value full = op.getDenseMask()
-                     ? arith::ConstantIntOp::create(builder, loc, 0, 1)
-                           .getResult()
-                     : buildIsTileFullyVisible(builder, loc, ctx.mask,
-                                               ctx.queryBegin, lastRow,
-                                               keyBegin, keyEnd, ctx.offset);
-    auto branch = scf::IfOp::create(
-        builder, loc, full,
-        [&](OpBuilder &b, Location l) {
-          LinalgBuilder inner(b, l);
-          scf::YieldOp::create(
-              b, l, scoreTile(inner, ctx, dots, keyBegin, false));
-        },
-        [&](OpBuilder &b, Location l) {
-          LinalgBuilder inner(b, l);
-          scf::YieldOp::create(
-              b, l, scoreTile(inner, ctx, dots, keyBegin, true));
-        });
-    scores = branch.getResult(0);
+        builder, loc,
+        arith::AddIOp::create(builder, loc, ctx.queryBegin, ctx.rows),
+        indexConstant(builder, loc, 1));
+    full = arith::AndIOp::create(
+        builder, loc, complete,
+        buildIsTileFullyVisible(builder, loc, ctx.mask, ctx.queryBegin,
+                                lastRow, keyBegin, tileEnd, ctx.offset));
   }
+  Value scoreInit = lb.empty(scoreSizes, lb.f32());
+  auto branch = scf::IfOp::create(
+      builder, loc, full,
+      [&](OpBuilder &b, Location l) {
+        LinalgBuilder inner(b, l);
+        scf::YieldOp::create(
+            b, l, scoreTile(inner, ctx, dots, scoreInit, keyBegin, keyEnd,
+                            false));
+      },
+      [&](OpBuilder &b, Location l) {
+        LinalgBuilder inner(b, l);
+        scf::YieldOp::create(
+            b, l, scoreTile(inner, ctx, dots, scoreInit, keyBegin, keyEnd,
+                            true));
+      });
+  Value scores = branch.getResult(0);
 
   // The running state is updated in place (each result reuses its loop
   // argument's buffer), so bufferization keeps one m, l and acc per tile.
-  AffineMap tile3 = lb.map(3, {0, 1, 2}), row3 = lb.map(3, {0, 1});
-  AffineMap row2 = lb.map(2, {0, 1});
-  SmallVector<Iter> rowIters{Iter::parallel, Iter::parallel, Iter::reduction};
-  SmallVector<Iter> rowParallel{Iter::parallel, Iter::parallel};
-  SmallVector<Iter> tileParallel(3, Iter::parallel);
+  AffineMap tile2 = lb.map(2, {0, 1}), row2 = lb.map(2, {0});
+  AffineMap row1 = lb.map(1, {0});
+  SmallVector<Iter> rowIters{Iter::parallel, Iter::reduction};
+  SmallVector<Iter> rowParallel{Iter::parallel};
+  SmallVector<Iter> tileParallel(2, Iter::parallel);
+  SmallVector<OpFoldResult> rowSizes{builder.getIndexAttr(rows)};
   // rowmax(s)
   Value rowMax = lb.generic(
-      {scores}, {tile3}, lb.filledF32(rowSizes, -INFINITY), row3, rowIters,
+      {scores}, {tile2}, lb.filledF32(rowSizes, -INFINITY), row2, rowIters,
       [](OpBuilder &b, Location loc, ValueRange args) -> Value {
         return arith::MaximumFOp::create(b, loc, args[0], args[1]);
       });
   // α = exp(m - max(m, rowmax)), 0 where m = -inf (then l = acc = 0)
   Value alpha = lb.elementwise(
-      {m, rowMax}, {row2, row2}, rowSizes, lb.f32(),
+      {m, rowMax}, {row1, row1}, rowSizes, lb.f32(),
       [](OpBuilder &b, Location loc, ValueRange args) -> Value {
         Value newMax = arith::MaximumFOp::create(b, loc, args[0], args[1]);
         Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
@@ -189,13 +335,13 @@ SmallVector<Value> onlineSoftmaxStep(LinalgBuilder &lb, const TileContext &ctx,
       });
   // m' = max(m, rowmax), in place
   Value newMax = lb.generic(
-      {rowMax}, {row2}, m, row2, rowParallel,
+      {rowMax}, {row1}, m, row1, rowParallel,
       [](OpBuilder &b, Location loc, ValueRange args) -> Value {
         return arith::MaximumFOp::create(b, loc, args[0], args[1]);
       });
   // p = exp(s - m'), 0 where m' = -inf
   Value probs = lb.elementwise(
-      {scores, newMax}, {tile3, row3}, scoreSizes, lb.f32(),
+      {scores, newMax}, {tile2, row2}, scoreSizes, lb.f32(),
       [](OpBuilder &b, Location loc, ValueRange args) -> Value {
         Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                             args[1], f32(b, loc, -INFINITY));
@@ -212,21 +358,40 @@ SmallVector<Value> onlineSoftmaxStep(LinalgBuilder &lb, const TileContext &ctx,
   };
   // l' = α·l + rowsum(p)
   Value newSum = lb.generic(
-      {probs}, {tile3}, scaleInPlace(l, row2, row2, rowParallel), row3,
+      {probs}, {tile2}, scaleInPlace(l, row1, row1, rowParallel), row2,
       rowIters, [](OpBuilder &b, Location loc, ValueRange args) -> Value {
         return arith::AddFOp::create(b, loc, args[1], args[0]);
       });
-  // acc' = α·acc + p · V, loops (g, i, e, j)
-  SmallVector<Iter> pvIters{Iter::parallel, Iter::parallel, Iter::parallel,
-                            Iter::reduction};
-  Value newAcc = lb.generic(
-      {probs, valueTile}, {lb.map(4, {0, 1, 3}), lb.map(4, {3, 2})},
-      scaleInPlace(acc, tile3, row3, tileParallel), lb.map(4, {0, 1, 2}),
-      pvIters, [](OpBuilder &b, Location loc, ValueRange args) -> Value {
-        Value product = arith::MulFOp::create(
-            b, loc, args[0], LinalgBuilder::toF32(b, loc, args[1]));
-        return arith::AddFOp::create(b, loc, args[2], product);
-      });
+  // acc' = α·acc + p · V. A full f32 V tile is read in place; the branches
+  // hold the whole product so that the tile's layout never has to be
+  // merged with a packed copy's.
+  Value scaledAcc = scaleInPlace(acc, tile2, row2, tileParallel);
+  auto accumulate = [&](OpBuilder &b, Location l, Value valueTile) {
+    scf::YieldOp::create(b, l,
+                         linalg::MatmulOp::create(b, l,
+                                                  ValueRange{probs, valueTile},
+                                                  ValueRange{scaledAcc})
+                             .getResult(0));
+  };
+  Value value = op.getValue();
+  Value valueInit = emptyKeyTile(builder, loc, ctx, value, false);
+  bool valueIsF32 =
+      cast<RankedTensorType>(value.getType()).getElementType().isF32();
+  Value newAcc =
+      scf::IfOp::create(
+          builder, loc, complete,
+          [&](OpBuilder &b, Location l) {
+            accumulate(b, l,
+                       valueIsF32 ? keySlice(b, l, ctx, value, keyBegin)
+                                  : packKeyTile(b, l, ctx, value, valueInit,
+                                                keyBegin, Value(), false));
+          },
+          [&](OpBuilder &b, Location l) {
+            accumulate(b, l,
+                       packKeyTile(b, l, ctx, value, valueInit, keyBegin,
+                                   keyEnd, false));
+          })
+          .getResult(0);
   return {newMax, newSum, newAcc};
 }
 
@@ -287,28 +452,23 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
       return arith::ConstantIndexOp::create(rewriter, loc, v);
     };
 
-    // Query heads grouped under their key/value head: [B, Hkv, G, Sq, D].
     OpFoldResult batch = lb.sizeOf(op.getQuery(), kBatch);
     OpFoldResult querySeq = lb.sizeOf(op.getQuery(), kSeq);
     OpFoldResult kvSeq = lb.sizeOf(op.getKey(), kSeq);
-    auto groupedType = RankedTensorType::get(
-        {dims.batch, dims.kvHeads, group, dims.querySeq, dims.headDim},
-        op.getQuery().getType().getElementType());
-    Value grouped = tensor::ExpandShapeOp::create(
-        rewriter, loc, groupedType, op.getQuery(),
-        SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}},
-        {batch, rewriter.getIndexAttr(dims.kvHeads),
-         rewriter.getIndexAttr(group), querySeq,
-         rewriter.getIndexAttr(dims.headDim)});
     Value out = lb.empty({batch, rewriter.getIndexAttr(dims.queryHeads),
                           querySeq, rewriter.getIndexAttr(dims.valueDim)},
                          elementType);
+    // A short static query (decode) gets a tile of its own size.
+    int64_t rowsPerHead = ShapedType::isDynamic(dims.querySeq)
+                              ? tileQ
+                              : std::max<int64_t>(
+                                    1, std::min(tileQ, dims.querySeq));
 
     Value sq = getValueOrCreateConstantIndexOp(rewriter, loc, querySeq);
     Value skv = getValueOrCreateConstantIndexOp(rewriter, loc, kvSeq);
     Value offset = arith::SubIOp::create(rewriter, loc, skv, sq);
     Value queryTiles = arith::CeilDivSIOp::create(rewriter, loc, sq,
-                                                  index(tileQ));
+                                                  index(rowsPerHead));
     auto forall = scf::ForallOp::create(
         rewriter, loc,
         ArrayRef<OpFoldResult>{batch, rewriter.getIndexAttr(dims.kvHeads),
@@ -319,23 +479,13 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
     rewriter.setInsertionPoint(forall.getBody()->getTerminator());
     SmallVector<Value> ivs(forall.getInductionVars());
     Value b = ivs[0], h = ivs[1], t = ivs[2];
-    Value q0 = arith::MulIOp::create(rewriter, loc, t, index(tileQ));
+    Value q0 = arith::MulIOp::create(rewriter, loc, t, index(rowsPerHead));
     Value rows = arith::MinSIOp::create(
-        rewriter, loc, index(tileQ),
+        rewriter, loc, index(rowsPerHead),
         arith::SubIOp::create(rewriter, loc, sq, q0));
-    TileContext ctx{op, group, b, h, q0, rows, offset, op.getMaskOrNone()};
-
-    OpFoldResult one = rewriter.getIndexAttr(1),
-                 zero = rewriter.getIndexAttr(0);
-    auto queryTileType = RankedTensorType::get(
-        {group, ShapedType::kDynamic, dims.headDim},
-        groupedType.getElementType());
-    Value queryTile = tensor::ExtractSliceOp::create(
-        rewriter, loc, queryTileType, grouped,
-        ArrayRef<OpFoldResult>{b, h, zero, q0, zero},
-        ArrayRef<OpFoldResult>{one, one, rewriter.getIndexAttr(group), rows,
-                               rewriter.getIndexAttr(dims.headDim)},
-        SmallVector<OpFoldResult>(5, one));
+    TileContext ctx{op, group, rowsPerHead, tileKv, b,
+                    h,  q0,    rows,        offset, op.getMaskOrNone()};
+    Value queryTile = packQueryTile(lb, ctx);
 
     // Keys any row of this tile can see; tiles outside are never visited.
     Value kvLength = skv;
@@ -358,8 +508,9 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
         arith::DivSIOp::create(rewriter, loc, keyBegin, index(tileKv)),
         index(tileKv));
 
-    SmallVector<OpFoldResult> rowSizes{rewriter.getIndexAttr(group), rows};
-    SmallVector<OpFoldResult> accSizes{rewriter.getIndexAttr(group), rows,
+    int64_t tileRows = group * rowsPerHead;
+    SmallVector<OpFoldResult> rowSizes{rewriter.getIndexAttr(tileRows)};
+    SmallVector<OpFoldResult> accSizes{rewriter.getIndexAttr(tileRows),
                                        rewriter.getIndexAttr(dims.valueDim)};
     SmallVector<Value> init{lb.filledF32(rowSizes, -INFINITY),
                             lb.filledF32(rowSizes, 0.0),
@@ -369,32 +520,23 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
         [&](OpBuilder &nested, Location nestedLoc, Value k0,
             ValueRange state) {
           LinalgBuilder inner(nested, nestedLoc);
-          Value keys = arith::MinSIOp::create(
-              nested, nestedLoc, index(tileKv),
-              arith::SubIOp::create(nested, nestedLoc, keyEnd, k0));
-          auto slice = [&](Value source, int64_t width) -> Value {
-            auto type = RankedTensorType::get(
-                {ShapedType::kDynamic, width},
-                cast<RankedTensorType>(source.getType()).getElementType());
-            return tensor::ExtractSliceOp::create(
-                nested, nestedLoc, type, source,
-                ArrayRef<OpFoldResult>{b, h, k0, zero},
-                ArrayRef<OpFoldResult>{one, one, keys,
-                                       nested.getIndexAttr(width)},
-                SmallVector<OpFoldResult>(4, one));
-          };
-          SmallVector<Value> next = onlineSoftmaxStep(
-              inner, ctx, queryTile, k0, keys, state,
-              slice(op.getKey(), dims.headDim),
-              slice(op.getValue(), dims.valueDim));
-          scf::YieldOp::create(nested, nestedLoc, next);
+          scf::YieldOp::create(
+              nested, nestedLoc,
+              onlineSoftmaxStep(inner, ctx, queryTile, k0, keyEnd, state));
         });
 
-    // out = l == 0 ? 0 : acc / l
+    // out[g, i] = l == 0 ? 0 : acc / l, for the valid rows of each head.
     Value sum = loop.getResult(1), acc = loop.getResult(2);
+    AffineExpr g, i, e;
+    bindDims(rewriter.getContext(), g, i, e);
+    AffineExpr row = g * rowsPerHead + i;
+    SmallVector<OpFoldResult> outSizes{rewriter.getIndexAttr(group), rows,
+                                       rewriter.getIndexAttr(dims.valueDim)};
     Value tile = lb.elementwise(
-        {acc, sum}, {lb.map(3, {0, 1, 2}), lb.map(3, {0, 1})}, accSizes,
-        elementType,
+        {acc, sum},
+        {AffineMap::get(3, 0, {row, e}, rewriter.getContext()),
+         AffineMap::get(3, 0, {row}, rewriter.getContext())},
+        outSizes, elementType,
         [&](OpBuilder &nested, Location nestedLoc, ValueRange args) -> Value {
           Value zeroF = f32(nested, nestedLoc, 0.0);
           Value empty = arith::CmpFOp::create(
@@ -408,6 +550,8 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
               elementType);
         });
     // The group's query heads are rows h*G .. h*G+G-1 of the result.
+    OpFoldResult one = rewriter.getIndexAttr(1),
+                 zero = rewriter.getIndexAttr(0);
     Value firstHead = arith::MulIOp::create(rewriter, loc, h, index(group));
     rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(

@@ -49,13 +49,16 @@ def TfmTileAttentionPass : Pass<"tfm-tile-attention"> {
 
     ```
     scf.forall (b, kv head h, query tile t) {        // independent tiles
-      q = query rows of tile t for the G query heads of group h   // [G, TQ, D]
+      q = f32 [G*TQ, D]: the TQ query rows of tile t for each of the G
+          query heads of group h, stacked (rows past Sq repeat the last)
       [kBegin, kEnd) = keys any row of the tile can see (mask band and
                        kv_lengths[b]): fully masked tiles are never visited
-      m = -inf, l = 0, acc = 0                        // f32 [G,TQ], [G,TQ], [G,TQ,Dv]
+      m = -inf, l = 0, acc = 0                        // f32 [G*TQ], [G*TQ, Dv]
       scf.for k0 = floor(kBegin, TK) to kEnd step TK {
-        s = scale * q · K[k0:k0+TK]ᵀ (+ softcap, bias) // one K tile for all G heads
-        s = element mask, only on tiles the band cuts (scf.if)
+        kt = f32 K[k0:k0+TK]ᵀ [D, TK]                 // one K tile for all G heads
+        s = scale * q · kt (+ softcap, bias)          // linalg.matmul
+        s = element mask, only on tiles the band cuts or the last, partial
+            tile (scf.if)
         m' = max(m, rowmax(s));  p = exp(s - m');  α = exp(m - m')
         l = α·l + rowsum(p);     acc = α·acc + p · V[k0:k0+TK]
       }
@@ -63,7 +66,13 @@ def TfmTileAttentionPass : Pass<"tfm-tile-attention"> {
     }
     ```
 
-    No `Sq x Skv` tensor exists: the largest is the `[G, TQ, TK]` score
+    Every tile has a static shape: the last, partial key tile reads clamped
+    key indices and masks the padding, so the score and value products are
+    plain static `linalg.matmul`s that a target can tile to registers. A
+    full f32 V tile is read in place. A static query shorter than
+    `tile-size-q` (decode) gets a tile of its own length.
+
+    No `Sq x Skv` tensor exists: the largest is the `[G*TQ, TK]` score
     tile. Rows that see no key produce zeros; a growing max rescales by
     `exp(m - m')`, so `|scores|` up to 1e4 cannot overflow. Dynamic sizes
     the loops rely on (key vs value length, batch of every operand, mask and

@@ -1,0 +1,105 @@
+//===- Passes.td - tfm target code generation passes -------*- tablegen -*-===//
+//
+// Target-specific passes run after the target-independent tfm passes. The
+// CPU passes take linalg on tensors to register-sized vector code; nothing
+// here knows about attention.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFM_CODEGEN_PASSES_TD
+#define TFM_CODEGEN_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TfmCPUVectorizePass : Pass<"tfm-cpu-vectorize", "::mlir::func::FuncOp"> {
+  let summary = "tile static linalg ops to register blocks and vectorize them";
+  let description = [{
+    Every linalg op on tensors whose loop bounds are static is tiled with
+    `scf.for` to a register-sized block and the block is vectorized
+    (`linalg::vectorize`):
+
+    - matmul-like contractions whose output and right operand are contiguous
+      along N: `MR x NR` blocks of the output (`NR` = 2 vectors, `MR` the
+      largest divisor of M up to `register-rows`) and one step of K, i.e. a
+      rank-1 update per iteration; `tfm-cpu-lower-vectors` keeps the block
+      in registers across the K loop and lowers it to broadcast + FMA;
+    - ops that read an operand transposed: `W x W` blocks (`W` =
+      `vector-width`), lowered to in-register transposes;
+    - everything else (elementwise, row reductions, fills): the innermost
+      loop in blocks of up to 4 vectors, every outer loop 1.
+
+    Ops with dynamic bounds, or whose innermost size does not divide into
+    vectors, are left alone and become scalar loops.
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "f32 lanes of the target's vector registers (16: AVX-512, "
+           "8: AVX2)">,
+    Option<"registerRows", "register-rows", "int64_t", /*default=*/"8",
+           "Most output rows of a contraction kept in registers">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def TfmCPUPromoteTileBuffersPass
+    : Pass<"tfm-cpu-promote-tile-buffers", "::mlir::func::FuncOp"> {
+  let summary = "put the fixed-size scratch buffers of parallel tiles on the "
+                "stack";
+  let description = [{
+    Runs after bufferization and `buffer-loop-hoisting`, before deallocation:
+    a `memref.alloc` of static shape and at most `max-bytes` bytes placed
+    directly in an `scf.forall` body becomes a `memref.alloca`, instead of a
+    `malloc` per tile that, above glibc's mmap threshold, touches fresh
+    pages on every call. `tfm-cpu-hoist-thread-scratch` later gives each
+    thread one copy. Allocations in sequential loops are left alone: an
+    alloca there would grow the stack per iteration.
+  }];
+  let options = [
+    Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"524288",
+           "Largest buffer moved to the stack">,
+  ];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def TfmCPUHoistThreadScratchPass : Pass<"tfm-cpu-hoist-thread-scratch"> {
+  let summary = "allocate a parallel loop's stack scratch once per thread";
+  let description = [{
+    Runs after `convert-scf-to-openmp`: a static `memref.alloca` at the top
+    level of an `omp.loop_nest` body (inside its `memref.alloca_scope`)
+    moves to the start of the enclosing `omp.parallel` region. Each thread
+    then allocates its scratch once and reuses it for every iteration it
+    runs. Legal because such buffers come from `tensor.empty`: no iteration
+    reads what another left in them.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def TfmCPULowerVectorsPass
+    : Pass<"tfm-cpu-lower-vectors", "::mlir::func::FuncOp"> {
+  let summary = "lower vectorized, bufferized code to CPU-friendly vector ops";
+  let description = [{
+    Runs after bufferization, on what `tfm-cpu-vectorize` produced:
+
+    - hoists the read/write of a contraction's output block out of its K
+      loop (`linalg::hoistRedundantVectorTransfers`), so it stays in
+      registers;
+    - lowers `vector.contract` to outer products and those to `vector.fma`
+      (a broadcast of the left element times a row of the right operand);
+    - lowers transposes (16x16 shuffles for 16-lane targets), multi-dim
+      reductions, broadcasts and permuted transfers;
+    - replaces f32 `math.exp` by a polynomial approximation, so no libm call
+      is left in a vectorized loop.
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "f32 lanes of the target's vector registers">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+#endif // TFM_CODEGEN_PASSES_TD

@@ -1,0 +1,194 @@
+//===- Vectorize.cpp - register tiling and vectorization for CPUs ----------===//
+
+#include "tfm/Codegen/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::tfm {
+#define GEN_PASS_DEF_TFMCPUVECTORIZEPASS
+#include "tfm/Codegen/Passes.h.inc"
+} // namespace mlir::tfm
+
+using namespace mlir;
+
+namespace {
+
+/// The largest divisor of `size` that is at most `limit`.
+int64_t largestDivisor(int64_t size, int64_t limit) {
+  for (int64_t d = std::min(size, limit); d > 1; --d)
+    if (size % d == 0)
+      return d;
+  return 1;
+}
+
+/// Loop `dim` is the last result of `map`: the operand is contiguous along
+/// that loop.
+bool isInnermost(AffineMap map, unsigned dim) {
+  if (map.getNumResults() == 0)
+    return false;
+  auto expr = dyn_cast<AffineDimExpr>(map.getResults().back());
+  return expr && expr.getPosition() == dim;
+}
+
+/// A register tile: sizes per loop, and the order of the tile loops.
+struct RegisterTile {
+  SmallVector<int64_t> sizes;
+  SmallVector<int64_t> order;
+};
+
+/// MR x NR x 1 (batch dims 1) for C[m, n] += A[m, k] * B[k, n] with C and B
+/// contiguous along n. The n loop is outside the m loop, so that a
+/// [K, NR] panel of B stays in L1 while the rows of A stream past it.
+std::optional<RegisterTile> contractionTile(linalg::LinalgOp op,
+                                            ArrayRef<int64_t> bounds,
+                                            int64_t vectorWidth,
+                                            int64_t registerRows) {
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
+      dims->k.size() != 1)
+    return std::nullopt;
+  unsigned m = dims->m[0], n = dims->n[0];
+  if (!isInnermost(op.getMatchingIndexingMap(op.getDpsInitOperand(0)), n) ||
+      !isInnermost(op.getMatchingIndexingMap(op.getDpsInputOperand(1)), n))
+    return std::nullopt;
+  int64_t columns = 0;
+  for (int64_t candidate : {2 * vectorWidth, vectorWidth})
+    if (bounds[n] % candidate == 0) {
+      columns = candidate;
+      break;
+    }
+  if (!columns)
+    return std::nullopt;
+  RegisterTile tile{SmallVector<int64_t>(bounds.size(), 1), {}};
+  tile.sizes[m] = largestDivisor(bounds[m], registerRows);
+  tile.sizes[n] = columns;
+  for (unsigned loop = 0; loop < bounds.size(); ++loop)
+    if (loop != m && loop != n)
+      tile.order.push_back(loop);
+  // Batch dims first, then n, m, and the reduction innermost.
+  tile.order.insert(tile.order.end() - dims->k.size(), {n, m});
+  return tile;
+}
+
+/// Innermost loop in blocks of up to four vectors (or all of it when it is
+/// shorter than one), every other loop 1; W x W for transposed reads.
+std::optional<RegisterTile> elementwiseTile(linalg::LinalgOp op,
+                                            ArrayRef<int64_t> bounds,
+                                            int64_t vectorWidth) {
+  unsigned inner = bounds.size() - 1;
+  RegisterTile result{SmallVector<int64_t>(bounds.size(), 1), {}};
+  SmallVector<int64_t> &tile = result.sizes;
+  // An operand is read transposed when the innermost loop indexes one of
+  // its dims other than the last (broadcast and reduced operands do not
+  // use that loop at all).
+  bool transposed = llvm::any_of(op->getOpOperands(), [&](OpOperand &operand) {
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    return map.isFunctionOfDim(inner) && !isInnermost(map, inner);
+  });
+  if (transposed) {
+    if (bounds.size() < 2 || bounds[inner] % vectorWidth ||
+        bounds[inner - 1] % vectorWidth)
+      return std::nullopt;
+    tile[inner] = tile[inner - 1] = vectorWidth;
+    return result;
+  }
+  if (bounds[inner] < vectorWidth) {
+    tile[inner] = bounds[inner];
+    return result;
+  }
+  for (int64_t vectors : {4, 2, 1})
+    if (bounds[inner] % (vectors * vectorWidth) == 0) {
+      tile[inner] = vectors * vectorWidth;
+      return result;
+    }
+  return std::nullopt;
+}
+
+/// In memory an i1 is a byte, in an LLVM vector a bit: vector transfers of
+/// i1 tensors would read and write packed bits, so such ops stay scalar.
+bool hasSubByteOperand(linalg::LinalgOp op) {
+  return llvm::any_of(op->getOperands(), [](Value operand) {
+    Type element = getElementTypeOrSelf(operand.getType());
+    return element.isIntOrFloat() && element.getIntOrFloatBitWidth() < 8;
+  });
+}
+
+struct TfmCPUVectorizePass
+    : tfm::impl::TfmCPUVectorizePassBase<TfmCPUVectorizePass> {
+  using TfmCPUVectorizePassBase::TfmCPUVectorizePassBase;
+
+  void runOnOperation() override {
+    if (vectorWidth < 1 || registerRows < 1) {
+      getOperation()->emitError()
+          << "vector-width and register-rows must be positive";
+      return signalPassFailure();
+    }
+    SmallVector<linalg::LinalgOp> ops;
+    getOperation()->walk([&](linalg::LinalgOp op) {
+      if (op.hasPureTensorSemantics() && op.getNumLoops() > 0 &&
+          !op.hasDynamicShape() && !hasSubByteOperand(op))
+        ops.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (linalg::LinalgOp op : ops)
+      tileAndVectorize(rewriter, op);
+
+    // Fold the tile slices into the vector transfers.
+    RewritePatternSet patterns(&getContext());
+    tensor::populateFoldTensorSubsetIntoVectorTransferPatterns(patterns);
+    vector::TransferReadOp::getCanonicalizationPatterns(patterns,
+                                                        &getContext());
+    vector::TransferWriteOp::getCanonicalizationPatterns(patterns,
+                                                         &getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+
+  void tileAndVectorize(IRRewriter &rewriter, linalg::LinalgOp op) {
+    SmallVector<int64_t> bounds = op.getStaticLoopRanges();
+    std::optional<RegisterTile> tile =
+        contractionTile(op, bounds, vectorWidth, registerRows);
+    if (!tile && !linalg::isaContractionOpInterface(op))
+      tile = elementwiseTile(op, bounds, vectorWidth);
+    if (!tile)
+      return;
+
+    rewriter.setInsertionPoint(op);
+    Operation *block = op;
+    if (tile->sizes != bounds) {
+      scf::SCFTilingOptions options;
+      options.setTileSizes(getAsIndexOpFoldResult(&getContext(), tile->sizes));
+      options.setInterchange(tile->order);
+      FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+          rewriter, cast<TilingInterface>(op.getOperation()), options);
+      if (failed(tiled) || tiled->tiledOps.size() != 1)
+        return;
+      rewriter.replaceOp(op, tiled->replacements);
+      block = tiled->tiledOps.front();
+    }
+    // An op the vectorizer does not support stays a (tiled) scalar loop.
+    rewriter.setInsertionPoint(block);
+    // Contractions become vector.contract (lowered to FMAs), not a
+    // multiply and an add.
+    bool contraction =
+        linalg::isaContractionOpInterface(cast<linalg::LinalgOp>(block));
+    FailureOr<linalg::VectorizationResult> vectorized = linalg::vectorize(
+        rewriter, block, /*inputVectorSizes=*/{}, /*inputScalableVecDims=*/{},
+        /*vectorizeNDExtract=*/true, /*flatten1DDepthwiseConv=*/false,
+        /*assumeDynamicDimsMatchVecSizes=*/false,
+        /*createNamedContraction=*/contraction);
+    if (succeeded(vectorized))
+      rewriter.replaceOp(block, vectorized->replacements);
+  }
+};
+
+} // namespace

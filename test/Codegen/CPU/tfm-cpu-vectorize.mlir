@@ -1,0 +1,116 @@
+// RUN: tfm-opt %s --pass-pipeline="builtin.module(func.func(tfm-cpu-vectorize))" --split-input-file | FileCheck %s
+// RUN: tfm-opt %s --pass-pipeline="builtin.module(func.func(tfm-cpu-vectorize{vector-width=8 register-rows=4}))" --split-input-file | FileCheck %s --check-prefix=AVX2
+
+// A matmul becomes an 8x32 register block updated by one rank-1 product per
+// step of K; the N loop is outside the M loop.
+// CHECK-LABEL: func.func @matmul
+// CHECK:       scf.for %{{.+}} = %c0 to %c64 step %c32
+// CHECK:         scf.for %{{.+}} = %c0 to %c256 step %c8
+// CHECK:           scf.for %{{.+}} = %c0 to %c128 step %c1
+// CHECK:             vector.contract {{.+}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+// AVX2-LABEL: func.func @matmul
+// AVX2:             vector.contract {{.+}} : vector<4x1xf32>, vector<1x16xf32> into vector<4x16xf32>
+func.func @matmul(%a: tensor<256x128xf32>, %b: tensor<128x64xf32>,
+                  %c: tensor<256x64xf32>) -> tensor<256x64xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<256x128xf32>, tensor<128x64xf32>)
+                     outs(%c : tensor<256x64xf32>) -> tensor<256x64xf32>
+  return %0 : tensor<256x64xf32>
+}
+
+// -----
+
+// M = 4 rows (a decode step of 4 grouped heads): the block has 4 rows.
+// CHECK-LABEL: func.func @four_rows
+// CHECK:       vector.contract {{.+}} : vector<4x1xf32>, vector<1x32xf32> into vector<4x32xf32>
+func.func @four_rows(%a: tensor<4x128xf32>, %b: tensor<128x64xf32>,
+                     %c: tensor<4x64xf32>) -> tensor<4x64xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<4x128xf32>, tensor<128x64xf32>)
+                     outs(%c : tensor<4x64xf32>) -> tensor<4x64xf32>
+  return %0 : tensor<4x64xf32>
+}
+
+// -----
+
+// A transposed copy moves 16x16 blocks.
+// CHECK-LABEL: func.func @transpose
+// CHECK:       scf.for %{{.+}} step %c16
+// CHECK:         scf.for %{{.+}} step %c16
+// CHECK:           vector.transfer_read {{.+}} permutation_map = {{.+}} : tensor<64x128xf32>, vector<16x16xf32>
+#transposed = affine_map<(d0, d1) -> (d1, d0)>
+#identity = affine_map<(d0, d1) -> (d0, d1)>
+func.func @transpose(%k: tensor<64x128xf32>) -> tensor<128x64xf32> {
+  %init = tensor.empty() : tensor<128x64xf32>
+  %0 = linalg.generic {indexing_maps = [#transposed, #identity],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%k : tensor<64x128xf32>) outs(%init : tensor<128x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<128x64xf32>
+  return %0 : tensor<128x64xf32>
+}
+
+// -----
+
+// Elementwise ops and row reductions: the innermost loop in blocks of up to
+// four vectors, one row at a time.
+// CHECK-LABEL: func.func @exp_and_row_max
+// CHECK:       scf.for %{{.+}} = %c0 to %c256 step %c1
+// CHECK:         scf.for %{{.+}} = %c0 to %c128 step %c64
+// CHECK:           math.exp %{{.+}} : vector<1x64xf32>
+// CHECK:       scf.for %{{.+}} = %c0 to %c256 step %c1
+// CHECK:         vector.multi_reduction <maximumf>, %{{.+}} [1] : vector<1x64xf32> to vector<1xf32>
+#identity = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @exp_and_row_max(%s: tensor<256x128xf32>, %m: tensor<256xf32>)
+    -> (tensor<256x128xf32>, tensor<256xf32>) {
+  %init = tensor.empty() : tensor<256x128xf32>
+  %p = linalg.generic {indexing_maps = [#identity, #identity],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%s : tensor<256x128xf32>) outs(%init : tensor<256x128xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %e = math.exp %in : f32
+    linalg.yield %e : f32
+  } -> tensor<256x128xf32>
+  %max = linalg.generic {indexing_maps = [#identity, #row],
+                         iterator_types = ["parallel", "reduction"]}
+      ins(%s : tensor<256x128xf32>) outs(%m : tensor<256xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %x = arith.maximumf %in, %out : f32
+    linalg.yield %x : f32
+  } -> tensor<256xf32>
+  return %p, %max : tensor<256x128xf32>, tensor<256xf32>
+}
+
+// -----
+
+// Left as scalar loops: dynamic sizes, and i1 data (a byte in memory, a bit
+// in a vector register).
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT:   vector.
+// CHECK:       linalg.generic
+// CHECK:       linalg.generic
+// CHECK-NOT:   vector.
+#identity = affine_map<(d0, d1) -> (d0, d1)>
+func.func @left_alone(%x: tensor<?x64xf32>, %mask: tensor<8x64xi1>)
+    -> (tensor<?x64xf32>, tensor<8x64xi1>) {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x64xf32>
+  %init = tensor.empty(%n) : tensor<?x64xf32>
+  %0 = linalg.generic {indexing_maps = [#identity, #identity],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<?x64xf32>) outs(%init : tensor<?x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %e = math.exp %in : f32
+    linalg.yield %e : f32
+  } -> tensor<?x64xf32>
+  %minit = tensor.empty() : tensor<8x64xi1>
+  %1 = linalg.generic {indexing_maps = [#identity, #identity],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%mask : tensor<8x64xi1>) outs(%minit : tensor<8x64xi1>) {
+  ^bb0(%in: i1, %out: i1):
+    %t = arith.constant true
+    %n1 = arith.xori %in, %t : i1
+    linalg.yield %n1 : i1
+  } -> tensor<8x64xi1>
+  return %0, %1 : tensor<?x64xf32>, tensor<8x64xi1>
+}
