@@ -45,8 +45,11 @@ struct RegisterTile {
 };
 
 /// MR x NR x 1 (batch dims 1) for C[m, n] += A[m, k] * B[k, n] with C and B
-/// contiguous along n. The n loop is outside the m loop, so that a
-/// [K, NR] panel of B stays in L1 while the rows of A stream past it.
+/// contiguous along n: MR is the largest divisor of M up to `registerRows`,
+/// and NR takes as many vectors of the 2 * registerRows accumulator
+/// registers as are left, so a short M (a decode step) reads long rows of B.
+/// The n loop is outside the m loop, so that a [K, NR] panel of B stays in
+/// L1 while the rows of A stream past it.
 std::optional<RegisterTile> contractionTile(linalg::LinalgOp op,
                                             ArrayRef<int64_t> bounds,
                                             int64_t vectorWidth,
@@ -60,16 +63,17 @@ std::optional<RegisterTile> contractionTile(linalg::LinalgOp op,
   if (!isInnermost(op.getMatchingIndexingMap(op.getDpsInitOperand(0)), n) ||
       !isInnermost(op.getMatchingIndexingMap(op.getDpsInputOperand(1)), n))
     return std::nullopt;
+  int64_t rows = largestDivisor(bounds[m], registerRows);
   int64_t columns = 0;
-  for (int64_t candidate : {2 * vectorWidth, vectorWidth})
-    if (bounds[n] % candidate == 0) {
-      columns = candidate;
+  for (int64_t vectors = 2 * registerRows / rows; vectors > 0; --vectors)
+    if (bounds[n] % (vectors * vectorWidth) == 0) {
+      columns = vectors * vectorWidth;
       break;
     }
   if (!columns)
     return std::nullopt;
   RegisterTile tile{SmallVector<int64_t>(bounds.size(), 1), {}};
-  tile.sizes[m] = largestDivisor(bounds[m], registerRows);
+  tile.sizes[m] = rows;
   tile.sizes[n] = columns;
   for (unsigned loop = 0; loop < bounds.size(); ++loop)
     if (loop != m && loop != n)
@@ -99,6 +103,11 @@ std::optional<RegisterTile> elementwiseTile(linalg::LinalgOp op,
         bounds[inner - 1] % vectorWidth)
       return std::nullopt;
     tile[inner] = tile[inner - 1] = vectorWidth;
+    // Walk blocks in the order of the transposed operand's memory, so that
+    // reading it streams.
+    for (unsigned loop = 0; loop < inner - 1; ++loop)
+      result.order.push_back(loop);
+    result.order.append({inner, inner - 1});
     return result;
   }
   if (bounds[inner] < vectorWidth) {
@@ -167,7 +176,8 @@ struct TfmCPUVectorizePass
     if (tile->sizes != bounds) {
       scf::SCFTilingOptions options;
       options.setTileSizes(getAsIndexOpFoldResult(&getContext(), tile->sizes));
-      options.setInterchange(tile->order);
+      if (!tile->order.empty())
+        options.setInterchange(tile->order);
       FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
           rewriter, cast<TilingInterface>(op.getOperation()), options);
       if (failed(tiled) || tiled->tiledOps.size() != 1)

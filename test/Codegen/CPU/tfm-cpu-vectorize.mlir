@@ -19,9 +19,10 @@ func.func @matmul(%a: tensor<256x128xf32>, %b: tensor<128x64xf32>,
 
 // -----
 
-// M = 4 rows (a decode step of 4 grouped heads): the block has 4 rows.
+// M = 4 rows (a decode step of 4 grouped heads): the block has 4 rows and
+// spends the rest of the 16 accumulator registers on longer rows of B.
 // CHECK-LABEL: func.func @four_rows
-// CHECK:       vector.contract {{.+}} : vector<4x1xf32>, vector<1x32xf32> into vector<4x32xf32>
+// CHECK:       vector.contract {{.+}} : vector<4x1xf32>, vector<1x64xf32> into vector<4x64xf32>
 func.func @four_rows(%a: tensor<4x128xf32>, %b: tensor<128x64xf32>,
                      %c: tensor<4x64xf32>) -> tensor<4x64xf32> {
   %0 = linalg.matmul ins(%a, %b : tensor<4x128xf32>, tensor<128x64xf32>)
@@ -31,10 +32,10 @@ func.func @four_rows(%a: tensor<4x128xf32>, %b: tensor<128x64xf32>,
 
 // -----
 
-// A transposed copy moves 16x16 blocks.
+// A transposed copy moves 16x16 blocks, in the order of the source's rows.
 // CHECK-LABEL: func.func @transpose
-// CHECK:       scf.for %{{.+}} step %c16
-// CHECK:         scf.for %{{.+}} step %c16
+// CHECK:       scf.for %{{.+}} = %c0 to %c64 step %c16
+// CHECK:         scf.for %{{.+}} = %c0 to %c128 step %c16
 // CHECK:           vector.transfer_read {{.+}} permutation_map = {{.+}} : tensor<64x128xf32>, vector<16x16xf32>
 #transposed = affine_map<(d0, d1) -> (d1, d0)>
 #identity = affine_map<(d0, d1) -> (d0, d1)>
