@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Attention benchmark: tfm tiled and reference lowerings vs a naive OpenBLAS
+# attention, with the machine's sgemm rate and STREAM triad bandwidth.
+# Flags (bench/README.md): --only SUBSTR, --impls LIST, --quick, --threads N,
+# --timeout S. Threads default to $BENCH_THREADS, else the number of cpus.
+set -euo pipefail
+
+bench="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(dirname "$bench")"
+llvm=/usr/lib/llvm-22
+
+if [[ ! -e /usr/lib/x86_64-linux-gnu/libopenblas.so ]]; then
+  sudo=""
+  [[ "$(id -u)" -ne 0 ]] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq libopenblas-dev >/dev/null
+fi
+
+mkdir -p "$bench/.build"
+"$llvm/bin/clang" -O3 -march=native -fopenmp -Wall -Wextra \
+  -o "$bench/.build/baselines" "$bench/baselines.c" \
+  -L"$llvm/lib" -Wl,-rpath,"$llvm/lib" -lopenblas -lm
+
+echo "command: $0 $*"
+PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" \
+  exec /usr/bin/python3 "$bench/attention.py" "$@"
