@@ -140,7 +140,7 @@ def worker(impl, directory, case, min_reps, min_time, slow):
     seconds, reps, warm = measure(lambda: function(*pointers), min_reps,
                                   min_time, slow)
     peak = status_kib("VmHWM")
-    output, error = arrays[-1], "nan"
+    output, error = arrays[-1], "-"  # no naive output to compare with
     naive = directory / "naive.f32"
     if not np.isfinite(output).all():
         error = "inf"
@@ -185,14 +185,19 @@ class Runner:
             return None, "failed: " + (done.stderr.strip().splitlines() or ["?"])[-1]
         return parse(done.stdout.strip().splitlines()[-1]), None
 
-    def machine(self):
-        """The sgemm rate (GFLOP/s) and triad bandwidth (GB/s) lines."""
-        reps = ("2", "5") if self.args.quick else ("7", "20")
-        sgemm, why = self.run([self.baselines, "sgemm", 4096, reps[0]])
+    def sgemm(self):
+        """The sgemm rate line (GFLOP/s)."""
+        sgemm, why = self.run([self.baselines, "sgemm", 4096,
+                               2 if self.args.quick else 7])
         assert sgemm, why
-        triad, why = self.run([self.baselines, "triad", 256, reps[1]])
+        return sgemm
+
+    def triad(self):
+        """The STREAM triad line (GB/s)."""
+        triad, why = self.run([self.baselines, "triad", 256,
+                               5 if self.args.quick else 20])
         assert triad, why
-        return sgemm, triad
+        return triad
 
     def case(self, case, impls):
         """{impl: result fields or the reason there are none} for one case."""
@@ -239,6 +244,11 @@ def compile_library(case, impl, output):
             time.sleep(30)
 
 
+def modified(path):
+    """When `path` was last modified, or "missing"."""
+    return time.ctime(path.stat().st_mtime) if path.exists() else "missing"
+
+
 COLUMNS = [("case", 22), ("impl", 9), ("ms", 10), ("reps", 5), ("GFLOP/s", 8),
            ("%sgemm", 7), ("naive/x", 8), ("KV GB/s", 8), ("%triad", 7),
            ("RSS MiB", 8), ("+in/out", 8), ("error", 9)]
@@ -256,15 +266,15 @@ def report(case, impl, result, naive, sgemm, triad):
     seconds = float(result["seconds"])
     gflops = case.flops / seconds / 1e9
     base, peak = int(result["rss_base_kib"]), int(result["rss_peak_kib"])
-    error = result.get("error", "")
-    if error and float(error) > TOLERANCE:  # nan (no naive output) passes
+    error = result.get("error", "-")
+    if error != "-" and float(error) > TOLERANCE:
         error += " WRONG"
     values = [case.name, impl, f"{seconds * 1e3:.3f}", result["reps"],
               f"{gflops:.1f}", f"{100 * gflops / sgemm:.1f}",
               f"{float(naive['seconds']) / seconds:.2f}" if naive else "-",
               f"{case.kv_bytes / seconds / 1e9:.1f}" if case.decode else "-",
               f"{100 * case.kv_bytes / seconds / 1e9 / triad:.1f}" if case.decode else "-",
-              f"{peak / 1024:.0f}", f"{(peak - base) / 1024:.0f}", error or "-"]
+              f"{peak / 1024:.0f}", f"{(peak - base) / 1024:.0f}", error]
     return row(values)
 
 
@@ -278,7 +288,8 @@ def main():
     parser.add_argument("--all", action="store_true",
                         help="also the measurements skipped as too slow")
     parser.add_argument("--threads", type=int,
-                        default=int(os.environ.get("BENCH_THREADS", os.cpu_count())))
+                        default=int(os.environ.get("BENCH_THREADS", os.cpu_count())),
+                        help="threads (default $BENCH_THREADS, else the cpus)")
     parser.add_argument("--timeout", type=int, default=900,
                         help="seconds per measurement before it is skipped")
     args = parser.parse_args()
@@ -294,8 +305,10 @@ def main():
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"threads: {args.threads} (OMP_NUM_THREADS for tfm and the triad, "
           f"OPENBLAS_NUM_THREADS for naive and sgemm; OPENBLAS_CORETYPE unset)")
-    print(f"tfm-compile: {compiler._tfm_compile()}")
-    sgemm, triad = runner.machine()
+    tool = compiler._tfm_compile()
+    built = modified(tool)
+    print(f"tfm-compile: {tool} (built {built})")
+    sgemm, triad = runner.sgemm(), runner.triad()
     sgemm_rate, triad_rate = float(sgemm["gflops"]), float(triad["gbps"])
     print(f"sgemm: {sgemm_rate:.1f} GFLOP/s (n={sgemm['n']}, OpenBLAS "
           f"{sgemm['core']} kernels, {sgemm['threads']} threads, median of "
@@ -314,6 +327,16 @@ def main():
             print(report(case, impl, result, naive, sgemm_rate, triad_rate))
         sys.stdout.flush()
     print(f"\ncases took {time.perf_counter() - start:.0f} s")
+    # The % columns assume the machine's load stayed as it was at the start.
+    again = float(runner.sgemm()["gflops"])
+    print(f"sgemm again: {again:.1f} GFLOP/s, load average "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if abs(again - sgemm_rate) > 0.1 * sgemm_rate:
+        print("WARNING: the sgemm rate changed by over 10% during the run: "
+              "other load on the machine skews the figures")
+    if modified(tool) != built:
+        print("WARNING: tfm-compile was rebuilt during the run: cases may "
+              "mix builds")
 
 
 if __name__ == "__main__":
