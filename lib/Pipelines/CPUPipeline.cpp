@@ -32,6 +32,7 @@ void mlir::tfm::buildTfmToLinalgStage(
     TfmTileAttentionPassOptions tiling;
     tiling.tileSizeQ = options.tileSizeQ;
     tiling.tileSizeKv = options.tileSizeKv;
+    tiling.kvSplits = options.kvSplits;
     pm.addPass(createTfmTileAttentionPass(tiling));
   }
   pm.addPass(createConvertTfmToLinalgPass());

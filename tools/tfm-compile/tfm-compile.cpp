@@ -83,6 +83,11 @@ cl::opt<int64_t> tileSizeQ("tile-size-q",
                            cl::init(64), cl::cat(category));
 cl::opt<int64_t> tileSizeKv("tile-size-kv", cl::desc("Keys per attention tile"),
                             cl::init(64), cl::cat(category));
+cl::opt<int64_t> kvSplits(
+    "kv-splits",
+    cl::desc("Key-range splits of a short static query (flash-decoding); "
+             "0 picks a count, 1 disables"),
+    cl::init(0), cl::cat(category));
 cl::opt<std::string> headerPath(
     "header", cl::desc("Also write the C header of the entry points here"),
     cl::value_desc("path"), cl::cat(category));
@@ -144,6 +149,8 @@ int main(int argc, char **argv) {
   lowering.dumpStream = &llvm::errs();
   if (tileSizeQ < 1 || tileSizeKv < 1)
     return fail("--tile-size-q and --tile-size-kv must be positive");
+  if (kvSplits < 0)
+    return fail("--kv-splits must be 0 (auto) or positive");
   if (optLevel > 3)
     return fail("-O must be 0, 1, 2 or 3");
   auto target = createTargetMachine(cpu, features, optLevel);
@@ -153,6 +160,7 @@ int main(int argc, char **argv) {
     pipeline.tileAttention = !referenceAttention;
     pipeline.tileSizeQ = tileSizeQ;
     pipeline.tileSizeKv = tileSizeKv;
+    pipeline.kvSplits = kvSplits;
     configureForTarget(pipeline, **target);
   };
   configure(lowering.pipeline);

@@ -30,6 +30,11 @@ struct TfmLowerToLLVMPipelineOptions
   PassOptions::Option<int64_t> tileSizeKv{
       *this, "tile-size-kv", llvm::cl::desc("Keys per attention tile"),
       llvm::cl::init(64)};
+  PassOptions::Option<int64_t> kvSplits{
+      *this, "kv-splits",
+      llvm::cl::desc("Key-range splits of a short static query "
+                     "(flash-decoding); 0 picks a count, 1 disables"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> vectorize{
       *this, "vectorize",
       llvm::cl::desc("Tile static linalg ops to register blocks and "

@@ -3,13 +3,16 @@
 # RUN: %python %s %t/reference --reference-attention
 # RUN: %python %s %t/vector-tiles --tile-size-q=5 --tile-size-kv=16
 # RUN: %python %s %t/avx2 --mcpu=x86-64-v3
+# RUN: %python %s %t/split-keys --kv-splits=3 --tile-size-kv=3
+# RUN: %python %s %t/split-vector-tiles --kv-splits=5 --tile-size-kv=16
 #
 # tfm.attention against the float64 oracle, through the tiled path (default
 # tiles; 4x3 tiles that divide no size here, so every case crosses many
 # tiles, skips fully masked ones and masks boundary ones; 5x16 tiles, which
 # the CPU kernels vectorize (5 rows per head, one 16-lane vector of keys)
-# with partial tiles everywhere; AVX2 code) and through the reference
-# lowering:
+# with partial tiles everywhere; AVX2 code; every static query up to 64 rows
+# split along the keys into 3 or 5 runs merged by log-sum-exp, including
+# empty runs) and through the reference lowering:
 # every mask kind, MHA / GQA (4:1) / MQA, Sq != Skv, odd sizes, fully masked
 # rows, |scores| near 1e4, bias, softcap, dynamic shapes at two sizes, and
 # f16/bf16 inputs.
@@ -98,6 +101,15 @@ for heads, kv_heads, tag in [(4, 4, "mha"), (8, 2, "gqa_4_to_1"), (4, 1, "mqa")]
 add_attention("causal_prefix_5_of_9", 1, 4, 2, 5, 9, 16, mask="causal")
 add_attention("window_4_decode", 2, 8, 2, 1, 33, 16, mask=("sliding_window", 4))
 add_attention("band_sq_gt_skv", 1, 2, 2, 9, 5, 8, mask=("band", 1, 1))
+
+# Decode over long caches, where the default splits the keys (flash-decoding):
+# MQA (16 splits), GQA with one empty cache and a window, a short prompt.
+add_attention("mqa_decode_1000", 1, 8, 1, 1, 1000, 64, mask="causal")
+add_attention("gqa_decode_kv_lengths", 3, 8, 2, 1, 300, 32, mask="causal",
+              kv_lengths=[300, 0, 77])
+add_attention("gqa_decode_window_70", 1, 4, 1, 1, 500, 16,
+              mask=("sliding_window", 70))
+add_attention("short_prompt_band", 1, 4, 1, 3, 260, 16, mask=("band", 40, 0))
 
 # Odd sizes: S = 1, 7, 100; D = 80; Dv != D.
 add_attention("single_query_single_key", 1, 2, 1, 1, 1, 16)

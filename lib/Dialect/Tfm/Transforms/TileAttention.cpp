@@ -434,9 +434,97 @@ void assertSameDims(OpBuilder &b, Location loc, AttentionOp op) {
   }
 }
 
+/// The online-softmax state (m, l, acc) of a query tile after the key tiles
+/// starting at [loopBegin, loopEnd) (TK apart); keys at or past `keyEnd` are
+/// masked.
+SmallVector<Value> attendKeyTiles(LinalgBuilder &lb, const TileContext &ctx,
+                                  Value queryTile, Value loopBegin,
+                                  Value loopEnd, Value keyEnd,
+                                  int64_t valueDim) {
+  OpBuilder &builder = lb.builder();
+  int64_t tileRows = ctx.group * ctx.rowsPerHead;
+  SmallVector<OpFoldResult> rowSizes{builder.getIndexAttr(tileRows)};
+  SmallVector<OpFoldResult> accSizes{builder.getIndexAttr(tileRows),
+                                     builder.getIndexAttr(valueDim)};
+  SmallVector<Value> init{lb.filledF32(rowSizes, -INFINITY),
+                          lb.filledF32(rowSizes, 0.0),
+                          lb.filledF32(accSizes, 0.0)};
+  auto loop = scf::ForOp::create(
+      builder, lb.location(), loopBegin, loopEnd,
+      indexConstant(builder, lb.location(), ctx.keysPerTile), init,
+      [&](OpBuilder &nested, Location nestedLoc, Value k0, ValueRange state) {
+        LinalgBuilder inner(nested, nestedLoc);
+        scf::YieldOp::create(
+            nested, nestedLoc,
+            onlineSoftmaxStep(inner, ctx, queryTile, k0, keyEnd, state));
+      });
+  return loop.getResults();
+}
+
+/// `l == 0 ? 0 : acc / l`, converted to the result's element type.
+Value normalize(OpBuilder &b, Location loc, Value acc, Value sum,
+                Type elementType) {
+  Value zero = f32(b, loc, 0.0);
+  Value empty =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum, zero);
+  Value quotient = arith::DivFOp::create(b, loc, acc, sum);
+  return LinalgBuilder::fromF32(
+      b, loc, arith::SelectOp::create(b, loc, empty, zero, quotient),
+      elementType);
+}
+
 struct TileAttention : OpRewritePattern<AttentionOp> {
-  TileAttention(MLIRContext *context, int64_t tileQ, int64_t tileKv)
-      : OpRewritePattern(context), tileQ(tileQ), tileKv(tileKv) {}
+  TileAttention(MLIRContext *context, int64_t tileQ, int64_t tileKv,
+                int64_t kvSplits)
+      : OpRewritePattern(context), tileQ(tileQ), tileKv(tileKv),
+        kvSplits(kvSplits) {}
+
+  /// With auto splits, short queries get enough key-range splits for this
+  /// many (batch, kv head, split) work items at batch 1.
+  static constexpr int64_t kMinWorkItems = 16;
+
+  /// Splits of the key range; 1 unless the query is static and fits one
+  /// tile (decode, short prompts), where (batch, kv head) alone may leave
+  /// threads idle.
+  int64_t splitsFor(const AttentionDims &dims) const {
+    if (ShapedType::isDynamic(dims.querySeq) || dims.querySeq < 1 ||
+        dims.querySeq > tileQ)
+      return 1;
+    if (kvSplits > 0)
+      return kvSplits;
+    int64_t splits = llvm::divideCeil(kMinWorkItems, dims.kvHeads);
+    if (!ShapedType::isDynamic(dims.kvSeq))
+      splits = std::min<int64_t>(splits, llvm::divideCeil(dims.kvSeq, tileKv));
+    return std::max<int64_t>(splits, 1);
+  }
+
+  /// The visible keys of one query tile: the loops start at `firstTile`
+  /// (TK-aligned) and end at `keyEnd`.
+  struct KeyRange {
+    Value firstTile, keyEnd;
+  };
+
+  KeyRange visibleKeys(OpBuilder &b, Location loc, const TileContext &ctx,
+                       Value kvSeq) const {
+    Value kvLength = kvSeq;
+    if (Value lengths = AttentionOp(ctx.op).getKvLengths()) {
+      Value length = arith::IndexCastOp::create(
+          b, loc, b.getIndexType(),
+          tensor::ExtractOp::create(b, loc, lengths, ValueRange{ctx.batch}));
+      kvLength = arith::MinSIOp::create(
+          b, loc, arith::MaxSIOp::create(b, loc, length, indexConstant(b, loc, 0)),
+          kvSeq);
+    }
+    Value lastRow = arith::SubIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, ctx.queryBegin, ctx.rows),
+        indexConstant(b, loc, 1));
+    auto [keyBegin, keyEnd] = buildVisibleKeyRange(
+        b, loc, ctx.mask, ctx.queryBegin, lastRow, ctx.offset, kvLength);
+    Value tile = indexConstant(b, loc, tileKv);
+    Value firstTile = arith::MulIOp::create(
+        b, loc, arith::DivSIOp::create(b, loc, keyBegin, tile), tile);
+    return {firstTile, keyEnd};
+  }
 
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
@@ -445,16 +533,32 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
     AttentionDims dims = AttentionDims::get(
         op.getQuery().getType(), op.getKey().getType(),
         op.getValue().getType());
-    int64_t group = dims.groupSize();
-    Type elementType = op.getType().getElementType();
     assertSameDims(rewriter, loc, op);
-    auto index = [&](int64_t v) -> Value {
-      return arith::ConstantIndexOp::create(rewriter, loc, v);
-    };
 
     OpFoldResult batch = lb.sizeOf(op.getQuery(), kBatch);
     OpFoldResult querySeq = lb.sizeOf(op.getQuery(), kSeq);
-    OpFoldResult kvSeq = lb.sizeOf(op.getKey(), kSeq);
+    Value sq = getValueOrCreateConstantIndexOp(rewriter, loc, querySeq);
+    Value skv = getValueOrCreateConstantIndexOp(
+        rewriter, loc, lb.sizeOf(op.getKey(), kSeq));
+    Value offset = arith::SubIOp::create(rewriter, loc, skv, sq);
+    Value result =
+        splitsFor(dims) > 1
+            ? tileSplitKeys(lb, op, dims, batch, sq, skv, offset)
+            : tileQueries(lb, op, dims, batch, querySeq, sq, skv, offset);
+    LinalgBuilder::replaceOp(rewriter, op, result);
+    return success();
+  }
+
+  /// One scf.forall iteration per (b, kv head h, query tile t), each
+  /// attending to all its visible keys and writing its normalized rows.
+  Value tileQueries(LinalgBuilder &lb, AttentionOp op,
+                    const AttentionDims &dims, OpFoldResult batch,
+                    OpFoldResult querySeq, Value sq, Value skv,
+                    Value offset) const {
+    OpBuilder &rewriter = lb.builder();
+    Location loc = lb.location();
+    int64_t group = dims.groupSize();
+    Type elementType = op.getType().getElementType();
     Value out = lb.empty({batch, rewriter.getIndexAttr(dims.queryHeads),
                           querySeq, rewriter.getIndexAttr(dims.valueDim)},
                          elementType);
@@ -463,12 +567,8 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
                               ? tileQ
                               : std::max<int64_t>(
                                     1, std::min(tileQ, dims.querySeq));
-
-    Value sq = getValueOrCreateConstantIndexOp(rewriter, loc, querySeq);
-    Value skv = getValueOrCreateConstantIndexOp(rewriter, loc, kvSeq);
-    Value offset = arith::SubIOp::create(rewriter, loc, skv, sq);
-    Value queryTiles = arith::CeilDivSIOp::create(rewriter, loc, sq,
-                                                  index(rowsPerHead));
+    Value queryTiles = arith::CeilDivSIOp::create(
+        rewriter, loc, sq, indexConstant(rewriter, loc, rowsPerHead));
     auto forall = scf::ForallOp::create(
         rewriter, loc,
         ArrayRef<OpFoldResult>{batch, rewriter.getIndexAttr(dims.kvHeads),
@@ -479,80 +579,39 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
     rewriter.setInsertionPoint(forall.getBody()->getTerminator());
     SmallVector<Value> ivs(forall.getInductionVars());
     Value b = ivs[0], h = ivs[1], t = ivs[2];
-    Value q0 = arith::MulIOp::create(rewriter, loc, t, index(rowsPerHead));
+    Value q0 = arith::MulIOp::create(rewriter, loc, t,
+                                     indexConstant(rewriter, loc, rowsPerHead));
     Value rows = arith::MinSIOp::create(
-        rewriter, loc, index(rowsPerHead),
+        rewriter, loc, indexConstant(rewriter, loc, rowsPerHead),
         arith::SubIOp::create(rewriter, loc, sq, q0));
     TileContext ctx{op, group, rowsPerHead, tileKv, b,
                     h,  q0,    rows,        offset, op.getMaskOrNone()};
     Value queryTile = packQueryTile(lb, ctx);
-
     // Keys any row of this tile can see; tiles outside are never visited.
-    Value kvLength = skv;
-    if (Value lengths = op.getKvLengths()) {
-      Value length = arith::IndexCastOp::create(
-          rewriter, loc, rewriter.getIndexType(),
-          tensor::ExtractOp::create(rewriter, loc, lengths, ValueRange{b}));
-      kvLength = arith::MinSIOp::create(
-          rewriter, loc,
-          arith::MaxSIOp::create(rewriter, loc, length, index(0)), skv);
-    }
-    Value lastRow = arith::SubIOp::create(
-        rewriter, loc, arith::AddIOp::create(rewriter, loc, q0, rows),
-        index(1));
-    Value keyBegin, keyEnd;
-    std::tie(keyBegin, keyEnd) = buildVisibleKeyRange(
-        rewriter, loc, ctx.mask, q0, lastRow, offset, kvLength);
-    Value firstTile = arith::MulIOp::create(
-        rewriter, loc,
-        arith::DivSIOp::create(rewriter, loc, keyBegin, index(tileKv)),
-        index(tileKv));
-
-    int64_t tileRows = group * rowsPerHead;
-    SmallVector<OpFoldResult> rowSizes{rewriter.getIndexAttr(tileRows)};
-    SmallVector<OpFoldResult> accSizes{rewriter.getIndexAttr(tileRows),
-                                       rewriter.getIndexAttr(dims.valueDim)};
-    SmallVector<Value> init{lb.filledF32(rowSizes, -INFINITY),
-                            lb.filledF32(rowSizes, 0.0),
-                            lb.filledF32(accSizes, 0.0)};
-    auto loop = scf::ForOp::create(
-        rewriter, loc, firstTile, keyEnd, index(tileKv), init,
-        [&](OpBuilder &nested, Location nestedLoc, Value k0,
-            ValueRange state) {
-          LinalgBuilder inner(nested, nestedLoc);
-          scf::YieldOp::create(
-              nested, nestedLoc,
-              onlineSoftmaxStep(inner, ctx, queryTile, k0, keyEnd, state));
-        });
+    KeyRange keys = visibleKeys(rewriter, loc, ctx, skv);
+    SmallVector<Value> state =
+        attendKeyTiles(lb, ctx, queryTile, keys.firstTile, keys.keyEnd,
+                       keys.keyEnd, dims.valueDim);
 
     // out[g, i] = l == 0 ? 0 : acc / l, for the valid rows of each head.
-    Value sum = loop.getResult(1), acc = loop.getResult(2);
     AffineExpr g, i, e;
     bindDims(rewriter.getContext(), g, i, e);
     AffineExpr row = g * rowsPerHead + i;
     SmallVector<OpFoldResult> outSizes{rewriter.getIndexAttr(group), rows,
                                        rewriter.getIndexAttr(dims.valueDim)};
     Value tile = lb.elementwise(
-        {acc, sum},
+        {state[2], state[1]},
         {AffineMap::get(3, 0, {row, e}, rewriter.getContext()),
          AffineMap::get(3, 0, {row}, rewriter.getContext())},
         outSizes, elementType,
         [&](OpBuilder &nested, Location nestedLoc, ValueRange args) -> Value {
-          Value zeroF = f32(nested, nestedLoc, 0.0);
-          Value empty = arith::CmpFOp::create(
-              nested, nestedLoc, arith::CmpFPredicate::OEQ, args[1], zeroF);
-          Value quotient =
-              arith::DivFOp::create(nested, nestedLoc, args[0], args[1]);
-          return LinalgBuilder::fromF32(
-              nested, nestedLoc,
-              arith::SelectOp::create(nested, nestedLoc, empty, zeroF,
-                                      quotient),
-              elementType);
+          return normalize(nested, nestedLoc, args[0], args[1], elementType);
         });
     // The group's query heads are rows h*G .. h*G+G-1 of the result.
     OpFoldResult one = rewriter.getIndexAttr(1),
                  zero = rewriter.getIndexAttr(0);
-    Value firstHead = arith::MulIOp::create(rewriter, loc, h, index(group));
+    Value firstHead = arith::MulIOp::create(rewriter, loc, h,
+                                            indexConstant(rewriter, loc, group));
     rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(
         rewriter, loc, tile, forall.getRegionIterArgs()[0],
@@ -560,11 +619,147 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
         ArrayRef<OpFoldResult>{one, rewriter.getIndexAttr(group), rows,
                                rewriter.getIndexAttr(dims.valueDim)},
         SmallVector<OpFoldResult>(4, one));
-    LinalgBuilder::replaceOp(rewriter, op, forall.getResult(0));
-    return success();
+    return forall.getResult(0);
   }
 
-  int64_t tileQ, tileKv;
+  /// Flash-decoding for a static query that fits one tile: one scf.forall
+  /// iteration per (b, kv head h, split s) attends to the s-th run of the
+  /// visible key tiles and writes its unnormalized state (m_s, l_s, acc_s);
+  /// the splits are then merged with their log-sum-exp weights
+  ///   M = max_s m_s,  w_s = exp(m_s - M) (0 where m_s = -inf),
+  ///   out = Σ_s w_s·acc_s / Σ_s w_s·l_s  (0 where the sum is 0).
+  Value tileSplitKeys(LinalgBuilder &lb, AttentionOp op,
+                      const AttentionDims &dims, OpFoldResult batch, Value sq,
+                      Value skv, Value offset) const {
+    OpBuilder &rewriter = lb.builder();
+    Location loc = lb.location();
+    MLIRContext *context = rewriter.getContext();
+    int64_t splits = splitsFor(dims), group = dims.groupSize();
+    int64_t rowsPerHead = dims.querySeq, rows = group * rowsPerHead;
+    auto attr = [&](int64_t v) -> OpFoldResult {
+      return rewriter.getIndexAttr(v);
+    };
+    // Partial states [B, Hkv, splits, G*Sq (, Dv)].
+    SmallVector<OpFoldResult> rowSizes{batch, attr(dims.kvHeads),
+                                       attr(splits), attr(rows)};
+    SmallVector<OpFoldResult> accSizes(rowSizes);
+    accSizes.push_back(attr(dims.valueDim));
+    auto forall = scf::ForallOp::create(
+        rewriter, loc,
+        ArrayRef<OpFoldResult>{batch, attr(dims.kvHeads), attr(splits)},
+        ValueRange{lb.empty(rowSizes, lb.f32()), lb.empty(rowSizes, lb.f32()),
+                   lb.empty(accSizes, lb.f32())},
+        std::nullopt);
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPoint(forall.getBody()->getTerminator());
+      SmallVector<Value> ivs(forall.getInductionVars());
+      Value b = ivs[0], h = ivs[1], s = ivs[2];
+      Value q0 = indexConstant(rewriter, loc, 0);
+      TileContext ctx{op, group, rowsPerHead, tileKv, b,
+                      h,  q0,    sq,          offset, op.getMaskOrNone()};
+      Value queryTile = packQueryTile(lb, ctx);
+      // Split s takes tiles [s*n, (s+1)*n) of the visible ones, n =
+      // ceil(tiles / splits); a split past the last tile stays empty.
+      KeyRange keys = visibleKeys(rewriter, loc, ctx, skv);
+      Value tileKeys = indexConstant(rewriter, loc, tileKv);
+      Value tiles = arith::CeilDivSIOp::create(
+          rewriter, loc,
+          arith::SubIOp::create(rewriter, loc, keys.keyEnd, keys.firstTile),
+          tileKeys);
+      Value splitKeys = arith::MulIOp::create(
+          rewriter, loc,
+          arith::CeilDivSIOp::create(rewriter, loc, tiles,
+                                     indexConstant(rewriter, loc, splits)),
+          tileKeys);
+      Value splitBegin = arith::AddIOp::create(
+          rewriter, loc, keys.firstTile,
+          arith::MulIOp::create(rewriter, loc, s, splitKeys));
+      Value splitEnd = arith::MinSIOp::create(
+          rewriter, loc,
+          arith::AddIOp::create(rewriter, loc, splitBegin, splitKeys),
+          keys.keyEnd);
+      SmallVector<Value> state =
+          attendKeyTiles(lb, ctx, queryTile, splitBegin, splitEnd,
+                         keys.keyEnd, dims.valueDim);
+
+      rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+      OpFoldResult one = attr(1), zero = attr(0);
+      for (auto [value, shared] :
+           llvm::zip(state, forall.getRegionIterArgs())) {
+        int64_t rank = cast<RankedTensorType>(value.getType()).getRank();
+        SmallVector<OpFoldResult> offsets{b, h, s}, sizes{one, one, one};
+        offsets.append(rank, zero);
+        sizes.push_back(attr(rows));
+        if (rank == 2)
+          sizes.push_back(attr(dims.valueDim));
+        tensor::ParallelInsertSliceOp::create(
+            rewriter, loc, value, shared, offsets, sizes,
+            SmallVector<OpFoldResult>(offsets.size(), one));
+      }
+    }
+    Value partialMax = forall.getResult(0), partialSum = forall.getResult(1),
+          partialAcc = forall.getResult(2);
+
+    // Loops (b, h, m, s) and (b, h, m, e, s): s is the reduction.
+    SmallVector<Iter> rowReduction{Iter::parallel, Iter::parallel,
+                                   Iter::parallel, Iter::reduction};
+    SmallVector<OpFoldResult> mergedRows{batch, attr(dims.kvHeads),
+                                         attr(rows)};
+    AffineMap partialRow = lb.map(4, {0, 1, 3, 2}), mergedRow = lb.map(4, {0, 1, 2});
+    Value maxima = lb.generic(
+        {partialMax}, {partialRow}, lb.filledF32(mergedRows, -INFINITY),
+        mergedRow, rowReduction,
+        [](OpBuilder &b, Location l, ValueRange args) -> Value {
+          return arith::MaximumFOp::create(b, l, args[0], args[1]);
+        });
+    Value weights = lb.elementwise(
+        {partialMax, maxima}, {lb.map(4, {0, 1, 2, 3}), lb.map(4, {0, 1, 3})},
+        rowSizes, lb.f32(),
+        [](OpBuilder &b, Location l, ValueRange args) -> Value {
+          Value empty = arith::CmpFOp::create(
+              b, l, arith::CmpFPredicate::OEQ, args[0], f32(b, l, -INFINITY));
+          Value w = math::ExpOp::create(
+              b, l, arith::SubFOp::create(b, l, args[0], args[1]));
+          return arith::SelectOp::create(b, l, empty, f32(b, l, 0.0), w);
+        });
+    auto weightedSum = [](OpBuilder &b, Location l, ValueRange args) -> Value {
+      return arith::AddFOp::create(
+          b, l, args[2], arith::MulFOp::create(b, l, args[0], args[1]));
+    };
+    Value sum = lb.generic({weights, partialSum}, {partialRow, partialRow},
+                           lb.filledF32(mergedRows, 0.0), mergedRow,
+                           rowReduction, weightedSum);
+    SmallVector<OpFoldResult> mergedAcc(mergedRows);
+    mergedAcc.push_back(attr(dims.valueDim));
+    SmallVector<Iter> accReduction(4, Iter::parallel);
+    accReduction.push_back(Iter::reduction);
+    Value acc = lb.generic(
+        {weights, partialAcc}, {lb.map(5, {0, 1, 4, 2}), lb.map(5, {0, 1, 4, 2, 3})},
+        lb.filledF32(mergedAcc, 0.0), lb.map(5, {0, 1, 2, 3}), accReduction,
+        weightedSum);
+
+    // out[b, h*G + g, i] = acc[b, h, g*Sq + i] / sum[b, h, g*Sq + i].
+    Type elementType = op.getType().getElementType();
+    AffineExpr b, h, g, i, e;
+    bindDims(context, b, h, g, i, e);
+    AffineExpr row = g * rowsPerHead + i;
+    Value grouped = lb.elementwise(
+        {acc, sum},
+        {AffineMap::get(5, 0, {b, h, row, e}, context),
+         AffineMap::get(5, 0, {b, h, row}, context)},
+        {batch, attr(dims.kvHeads), attr(group), attr(rowsPerHead),
+         attr(dims.valueDim)},
+        elementType,
+        [&](OpBuilder &nested, Location nestedLoc, ValueRange args) -> Value {
+          return normalize(nested, nestedLoc, args[0], args[1], elementType);
+        });
+    return tensor::CollapseShapeOp::create(
+        rewriter, loc, grouped,
+        SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
+  }
+
+  int64_t tileQ, tileKv, kvSplits;
 };
 
 struct TfmTileAttentionPass
@@ -577,8 +772,15 @@ struct TfmTileAttentionPass
           << tileSizeQ.getValue() << " tile-size-kv=" << tileSizeKv.getValue();
       return signalPassFailure();
     }
+    if (kvSplits < 0) {
+      getOperation()->emitError()
+          << "kv-splits must be 0 (auto) or positive, got "
+          << kvSplits.getValue();
+      return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
-    populateTfmTileAttentionPatterns(patterns, tileSizeQ, tileSizeKv);
+    populateTfmTileAttentionPatterns(patterns, tileSizeQ, tileSizeKv,
+                                     kvSplits);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
@@ -588,6 +790,8 @@ struct TfmTileAttentionPass
 
 void mlir::tfm::populateTfmTileAttentionPatterns(RewritePatternSet &patterns,
                                                  int64_t tileSizeQ,
-                                                 int64_t tileSizeKv) {
-  patterns.add<TileAttention>(patterns.getContext(), tileSizeQ, tileSizeKv);
+                                                 int64_t tileSizeKv,
+                                                 int64_t kvSplits) {
+  patterns.add<TileAttention>(patterns.getContext(), tileSizeQ, tileSizeKv,
+                              kvSplits);
 }

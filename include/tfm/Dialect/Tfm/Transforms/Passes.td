@@ -72,6 +72,17 @@ def TfmTileAttentionPass : Pass<"tfm-tile-attention"> {
     full f32 V tile is read in place. A static query shorter than
     `tile-size-q` (decode) gets a tile of its own length.
 
+    Such a short query, whose (batch, kv head) tiles alone may leave threads
+    idle, is also split along the keys (flash-decoding): the forall runs
+    over (b, h, split s), each split attends to its own run of the visible
+    key tiles and writes its unnormalized m, l and acc, and a merge
+    combines them with log-sum-exp weights:
+
+    ```
+    M = max_s m_s;  w_s = exp(m_s - M) (0 where m_s = -inf)
+    out = Σ_s w_s·acc_s / Σ_s w_s·l_s   (0 where the sum is 0)
+    ```
+
     No `Sq x Skv` tensor exists: the largest is the `[G*TQ, TK]` score
     tile. Rows that see no key produce zeros; a growing max rescales by
     `exp(m - m')`, so `|scores|` up to 1e4 cannot overflow. Dynamic sizes
@@ -84,6 +95,10 @@ def TfmTileAttentionPass : Pass<"tfm-tile-attention"> {
            "Query rows per tile">,
     Option<"tileSizeKv", "tile-size-kv", "int64_t", /*default=*/"64",
            "Keys per tile">,
+    Option<"kvSplits", "kv-splits", "int64_t", /*default=*/"0",
+           "Key-range splits of a static query that fits one tile "
+           "(flash-decoding): 0 picks enough for 16 (batch, kv head, split) "
+           "work items at batch 1, 1 disables splitting">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::cf::ControlFlowDialect",

@@ -21,8 +21,11 @@ void populateTfmDimResolutionPatterns(RewritePatternSet &patterns);
 
 /// Patterns that tile tfm.attention into loops over (batch, key/value head,
 /// query tile) and key tiles with online softmax (tfm-tile-attention).
+/// `kvSplits` splits the key range of a static query that fits one tile
+/// (flash-decoding); 0 picks a count from the shapes, 1 disables it.
 void populateTfmTileAttentionPatterns(RewritePatternSet &patterns,
-                                      int64_t tileSizeQ, int64_t tileSizeKv);
+                                      int64_t tileSizeQ, int64_t tileSizeKv,
+                                      int64_t kvSplits);
 
 } // namespace tfm
 } // namespace mlir
