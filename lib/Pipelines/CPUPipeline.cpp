@@ -69,7 +69,6 @@ void mlir::tfm::buildTfmBufferizationStage(
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   // Tile scratch buffers: allocated once per tile, on its thread's stack.
-  pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
   pm.addNestedPass<func::FuncOp>(createTfmCPUPromoteTileBuffersPass());
   bufferization::buildBufferDeallocationPipeline(pm);
 }

@@ -49,13 +49,18 @@ def TfmCPUPromoteTileBuffersPass
   let summary = "put the fixed-size scratch buffers of parallel tiles on the "
                 "stack";
   let description = [{
-    Runs after bufferization and `buffer-loop-hoisting`, before deallocation:
-    a `memref.alloc` of static shape and at most `max-bytes` bytes placed
-    directly in an `scf.forall` body becomes a `memref.alloca`, instead of a
-    `malloc` per tile that, above glibc's mmap threshold, touches fresh
-    pages on every call. `tfm-cpu-hoist-thread-scratch` later gives each
-    thread one copy. Allocations in sequential loops are left alone: an
-    alloca there would grow the stack per iteration.
+    Runs after bufferization, before deallocation: a `memref.alloc` of
+    static shape and at most `max-bytes` bytes that belongs to one tile (it
+    is in an `scf.forall` body, possibly inside `scf.if`s and `scf.for`s
+    whose iterations do not pass it on) becomes one `memref.alloca` at the
+    start of the `scf.forall` body, instead of a `malloc` per tile or per
+    key step. Above glibc's mmap threshold, a malloc touches fresh pages on
+    every call. `tfm-cpu-hoist-thread-scratch` later gives each thread one
+    copy. Such a buffer in a sequential loop outside any `scf.forall` moves
+    to the start of the function. A buffer that a loop carries to its next
+    iteration (its `scf.yield` or results alias it) stays where it is:
+    iterations would share it; so does one already freed by a
+    `memref.dealloc`.
   }];
   let options = [
     Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"524288",

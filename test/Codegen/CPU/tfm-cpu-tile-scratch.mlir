@@ -4,23 +4,34 @@
 // RUN:   --pass-pipeline="builtin.module(func.func(tfm-cpu-promote-tile-buffers),scf-forall-to-parallel,convert-scf-to-openmp,tfm-cpu-hoist-thread-scratch)" \
 // RUN:   | FileCheck %s --check-prefix=HOIST
 
-// A fixed-size buffer of a parallel tile moves to the stack; a large one, a
-// dynamic one and one in a sequential loop stay on the heap.
+// Fixed-size buffers of a parallel tile move to the stack at the start of the
+// tile, also from the key loop and its branches when no iteration passes
+// them on. A large one, a dynamic one, one the loop carries to its next
+// iteration and one already deallocated stay on the heap.
 // PROMOTE-LABEL: func.func @tile_scratch
 // PROMOTE:         scf.forall
-// PROMOTE-NEXT:      memref.alloca() {alignment = 64 : i64} : memref<256x64xf32>
-// PROMOTE-NEXT:      memref.alloc() : memref<1024x1024xf32>
-// PROMOTE-NEXT:      memref.alloc(%{{.+}}) : memref<?xf32>
+// PROMOTE-DAG:       %[[TILE:.+]] = memref.alloca() {alignment = 64 : i64} : memref<256x64xf32>
+// PROMOTE-DAG:       %[[STEP:.+]] = memref.alloca() : memref<16xf32>
+// PROMOTE-DAG:       %[[BRANCH:.+]] = memref.alloca() : memref<8xf32>
+// PROMOTE-DAG:       memref.alloc() : memref<1024x1024xf32>
+// PROMOTE-DAG:       memref.alloc(%{{.+}}) : memref<?xf32>
 // PROMOTE:           scf.for
-// PROMOTE-NEXT:        memref.alloc() : memref<16xf32>
+// PROMOTE-NEXT:        "test.use"(%[[STEP]])
+// PROMOTE:             scf.if
+// PROMOTE-NEXT:          "test.use"(%[[BRANCH]])
+// PROMOTE:           scf.for
+// PROMOTE-NEXT:        memref.alloc() : memref<4xf32>
+// PROMOTE:           scf.for
+// PROMOTE-NEXT:        memref.alloc() : memref<2xf32>
+// PROMOTE-NEXT:        memref.dealloc
 
-// Once OpenMP owns the loop, each thread allocates the stack buffer once,
+// Once OpenMP owns the loop, each thread allocates the stack buffers once,
 // before the worksharing loop.
 // HOIST-LABEL: func.func @tile_scratch
 // HOIST:         omp.parallel {
-// HOIST-NEXT:      memref.alloca() {alignment = 64 : i64} : memref<256x64xf32>
+// HOIST-COUNT-3:   memref.alloca()
 // HOIST:           omp.wsloop
-func.func @tile_scratch(%n: index) {
+func.func @tile_scratch(%n: index, %init: memref<4xf32>, %flag: i1) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
@@ -29,13 +40,50 @@ func.func @tile_scratch(%n: index) {
     %big = memref.alloc() : memref<1024x1024xf32>
     %dynamic = memref.alloc(%n) : memref<?xf32>
     scf.for %j = %c0 to %c4 step %c1 {
-      %loop = memref.alloc() : memref<16xf32>
-      "test.use"(%loop) : (memref<16xf32>) -> ()
-      memref.dealloc %loop : memref<16xf32>
+      %step = memref.alloc() : memref<16xf32>
+      "test.use"(%step) : (memref<16xf32>) -> ()
+      %chosen = scf.if %flag -> (memref<8xf32>) {
+        %branch = memref.alloc() : memref<8xf32>
+        "test.use"(%branch) : (memref<8xf32>) -> ()
+        scf.yield %branch : memref<8xf32>
+      } else {
+        %other = memref.alloc() : memref<8xf32>
+        scf.yield %other : memref<8xf32>
+      }
+      "test.use"(%chosen) : (memref<8xf32>) -> ()
     }
-    "test.use"(%tile, %big, %dynamic) : (memref<256x64xf32>, memref<1024x1024xf32>, memref<?xf32>) -> ()
-    memref.dealloc %big : memref<1024x1024xf32>
-    memref.dealloc %dynamic : memref<?xf32>
+    %carried = scf.for %j = %c0 to %c4 step %c1 iter_args(%state = %init) -> (memref<4xf32>) {
+      %next = memref.alloc() : memref<4xf32>
+      "test.use"(%state, %next) : (memref<4xf32>, memref<4xf32>) -> ()
+      scf.yield %next : memref<4xf32>
+    }
+    scf.for %j = %c0 to %c4 step %c1 {
+      %freed = memref.alloc() : memref<2xf32>
+      memref.dealloc %freed : memref<2xf32>
+    }
+    "test.use"(%tile, %big, %dynamic, %carried) : (memref<256x64xf32>, memref<1024x1024xf32>, memref<?xf32>, memref<4xf32>) -> ()
+  }
+  return
+}
+
+// -----
+
+// Outside any parallel tile, a buffer of a sequential loop iteration moves to
+// the start of the function; one outside loops stays on the heap.
+// PROMOTE-LABEL: func.func @sequential_loop
+// PROMOTE-NEXT:    memref.alloca() : memref<64xf32>
+// PROMOTE:         memref.alloc() : memref<32xf32>
+// PROMOTE:         scf.for
+// PROMOTE-NOT:       memref.alloc
+func.func @sequential_loop() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %once = memref.alloc() : memref<32xf32>
+  "test.use"(%once) : (memref<32xf32>) -> ()
+  scf.for %j = %c0 to %c4 step %c1 {
+    %step = memref.alloc() : memref<64xf32>
+    "test.use"(%step) : (memref<64xf32>) -> ()
   }
   return
 }

@@ -100,31 +100,37 @@ func.func @padded_without_mask(%q: tensor<?x2x?x16xf32>, %k: tensor<?x2x?x16xf32
 // -----
 
 // Decode with one kv head: (batch, kv head) alone is 2 work items, so the
-// key range splits (flash-decoding) into 16 runs of 2 tiles, each writing
-// its unnormalized m, l and acc, merged by log-sum-exp weights.
+// key range splits (flash-decoding) into 16 runs of 2 tiles. Each writes its
+// normalized rows and their log-sum-exp m + log(l); a merge weights them by
+// exp(lse - max lse).
 // CHECK-LABEL: func.func @mqa_decode_split_keys
 // CHECK-NOT: 1000x1000
 // CHECK-DAG: %[[NEG_INF:.+]] = arith.constant 0xFF800000 : f32
 // CHECK-DAG: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
-// CHECK: %[[PARTS:.+]]:3 = scf.forall (%[[B:.+]], %[[S:.+]]) in (2, 16) shared_outs(%[[M:.+]] = %{{.+}}, %[[L:.+]] = %{{.+}}, %[[ACC:.+]] = %{{.+}}) -> (tensor<2x1x16x8xf32>, tensor<2x1x16x8xf32>, tensor<2x1x16x8x64xf32>)
+// CHECK: %[[PARTS:.+]]:2 = scf.forall (%[[B:.+]], %[[S:.+]]) in (2, 16) shared_outs(%[[LSE:.+]] = %{{.+}}, %[[PART:.+]] = %{{.+}}) -> (tensor<2x1x16x8xf32>, tensor<2x1x16x8x64xf32>)
 // CHECK:   tensor.collapse_shape %{{.+}} into tensor<8x64xf32>
 // CHECK:   %[[BEGIN:.+]] = arith.muli %[[S]], %c64
 // CHECK:   %[[NEXT:.+]] = arith.addi %[[BEGIN]], %c64
 // CHECK:   %[[END:.+]] = arith.minsi %[[NEXT]], %c1000
 // CHECK:   %[[STATE:.+]]:3 = scf.for %{{.+}} = %[[BEGIN]] to %[[END]] step %c32
+// lse = l == 0 ? -inf : m + log(l)
+// CHECK:   %[[SPLIT_LSE:.+]] = linalg.generic {{.+}} ins(%[[STATE]]#0, %[[STATE]]#1 : tensor<8xf32>, tensor<8xf32>)
+// CHECK:     math.log
+// CHECK:     arith.select %{{.+}}, %[[NEG_INF]]
+// CHECK:   %[[SPLIT_OUT:.+]] = linalg.generic {{.+}} ins(%[[STATE]]#2, %[[STATE]]#1 : tensor<8x64xf32>, tensor<8xf32>)
+// CHECK:     arith.divf
 // CHECK:   scf.forall.in_parallel
-// CHECK:     tensor.parallel_insert_slice %[[STATE]]#0 into %[[M]][%[[B]], 0, %[[S]], 0] [1, 1, 1, 8]
-// CHECK:     tensor.parallel_insert_slice %[[STATE]]#1 into %[[L]][%[[B]], 0, %[[S]], 0] [1, 1, 1, 8]
-// CHECK:     tensor.parallel_insert_slice %[[STATE]]#2 into %[[ACC]][%[[B]], 0, %[[S]], 0, 0] [1, 1, 1, 8, 64]
+// CHECK:     tensor.parallel_insert_slice %[[SPLIT_LSE]] into %[[LSE]][%[[B]], 0, %[[S]], 0] [1, 1, 1, 8]
+// CHECK:     tensor.parallel_insert_slice %[[SPLIT_OUT]] into %[[PART]][%[[B]], 0, %[[S]], 0, 0] [1, 1, 1, 8, 64]
 // M = max over splits
 // CHECK: %[[MAX:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[PARTS]]#0 : tensor<2x1x16x8xf32>) outs(%{{.+}} : tensor<2x1x8xf32>)
 // CHECK:   arith.maximumf
-// w = exp(m - M), 0 for splits that saw no key
+// w = exp(lse - M), 0 for splits that saw no key
 // CHECK: %[[W:.+]] = linalg.generic {{.+}} ins(%[[PARTS]]#0, %[[MAX]] : tensor<2x1x16x8xf32>, tensor<2x1x8xf32>)
 // CHECK:   arith.cmpf oeq, %{{.+}}, %[[NEG_INF]]
 // CHECK:   math.exp
-// CHECK: %[[SUM:.+]] = linalg.generic {{.+}} ins(%[[W]], %[[PARTS]]#1 : {{.+}}) outs(%{{.+}} : tensor<2x1x8xf32>)
-// CHECK: %[[NUM:.+]] = linalg.generic {{.+}} ins(%[[W]], %[[PARTS]]#2 : {{.+}}) outs(%{{.+}} : tensor<2x1x8x64xf32>)
+// CHECK: %[[SUM:.+]] = linalg.generic {{.+}} ins(%[[W]] : tensor<2x1x16x8xf32>) outs(%{{.+}} : tensor<2x1x8xf32>)
+// CHECK: %[[NUM:.+]] = linalg.generic {{.+}} ins(%[[W]], %[[PARTS]]#1 : {{.+}}) outs(%{{.+}} : tensor<2x1x8x64xf32>)
 // CHECK: %[[OUT:.+]] = linalg.generic {{.+}} ins(%[[NUM]], %[[SUM]] : {{.+}}) outs(%{{.+}} : tensor<2x1x8x1x64xf32>)
 // CHECK:   arith.cmpf oeq, %{{.+}}, %[[ZERO]]
 // CHECK:   arith.divf

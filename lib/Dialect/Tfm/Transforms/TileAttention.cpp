@@ -624,10 +624,11 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
 
   /// Flash-decoding for a static query that fits one tile: one scf.forall
   /// iteration per (b, kv head h, split s) attends to the s-th run of the
-  /// visible key tiles and writes its unnormalized state (m_s, l_s, acc_s);
-  /// the splits are then merged with their log-sum-exp weights
-  ///   M = max_s m_s,  w_s = exp(m_s - M) (0 where m_s = -inf),
-  ///   out = Σ_s w_s·acc_s / Σ_s w_s·l_s  (0 where the sum is 0).
+  /// visible key tiles and writes its normalized rows o_s and their
+  /// log-sum-exp lse_s = m_s + log(l_s) (-inf for a split that saw no key);
+  /// the splits are then merged:
+  ///   M = max_s lse_s,  w_s = exp(lse_s - M) (0 where lse_s = -inf),
+  ///   out = Σ_s w_s·o_s / Σ_s w_s  (0 where the sum is 0).
   Value tileSplitKeys(LinalgBuilder &lb, AttentionOp op,
                       const AttentionDims &dims, OpFoldResult batch, Value sq,
                       Value skv, Value offset) const {
@@ -639,16 +640,16 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
     auto attr = [&](int64_t v) -> OpFoldResult {
       return rewriter.getIndexAttr(v);
     };
-    // Partial states [B, Hkv, splits, G*Sq (, Dv)].
-    SmallVector<OpFoldResult> rowSizes{batch, attr(dims.kvHeads),
+    // Per-split results [B, Hkv, splits, G*Sq (, Dv)].
+    SmallVector<OpFoldResult> lseSizes{batch, attr(dims.kvHeads),
                                        attr(splits), attr(rows)};
-    SmallVector<OpFoldResult> accSizes(rowSizes);
-    accSizes.push_back(attr(dims.valueDim));
+    SmallVector<OpFoldResult> partSizes(lseSizes);
+    partSizes.push_back(attr(dims.valueDim));
     auto forall = scf::ForallOp::create(
         rewriter, loc,
         ArrayRef<OpFoldResult>{batch, attr(dims.kvHeads), attr(splits)},
-        ValueRange{lb.empty(rowSizes, lb.f32()), lb.empty(rowSizes, lb.f32()),
-                   lb.empty(accSizes, lb.f32())},
+        ValueRange{lb.empty(lseSizes, lb.f32()),
+                   lb.empty(partSizes, lb.f32())},
         std::nullopt);
     {
       OpBuilder::InsertionGuard guard(rewriter);
@@ -683,10 +684,30 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
           attendKeyTiles(lb, ctx, queryTile, splitBegin, splitEnd,
                          keys.keyEnd, dims.valueDim);
 
+      AffineMap row1 = lb.map(1, {0}), tile2 = lb.map(2, {0, 1}),
+                row2 = lb.map(2, {0});
+      Value lse = lb.elementwise(
+          {state[0], state[1]}, {row1, row1}, {attr(rows)}, lb.f32(),
+          [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+            Value empty = arith::CmpFOp::create(
+                nb, nl, arith::CmpFPredicate::OEQ, args[1], f32(nb, nl, 0.0));
+            Value sum = arith::AddFOp::create(
+                nb, nl, args[0], math::LogOp::create(nb, nl, args[1]));
+            return arith::SelectOp::create(nb, nl, empty,
+                                           f32(nb, nl, -INFINITY), sum);
+          });
+      Value part = lb.elementwise(
+          {state[2], state[1]}, {tile2, row2},
+          {attr(rows), attr(dims.valueDim)}, lb.f32(),
+          [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+            return normalize(nb, nl, args[0], args[1], nb.getF32Type());
+          });
+
       rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
       OpFoldResult one = attr(1), zero = attr(0);
+      Value results[] = {lse, part};
       for (auto [value, shared] :
-           llvm::zip(state, forall.getRegionIterArgs())) {
+           llvm::zip(results, forall.getRegionIterArgs())) {
         int64_t rank = cast<RankedTensorType>(value.getType()).getRank();
         SmallVector<OpFoldResult> offsets{b, h, s}, sizes{one, one, one};
         offsets.append(rank, zero);
@@ -698,24 +719,23 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
             SmallVector<OpFoldResult>(offsets.size(), one));
       }
     }
-    Value partialMax = forall.getResult(0), partialSum = forall.getResult(1),
-          partialAcc = forall.getResult(2);
+    Value partLse = forall.getResult(0), partOut = forall.getResult(1);
 
     // Loops (b, h, m, s) and (b, h, m, e, s): s is the reduction.
     SmallVector<Iter> rowReduction{Iter::parallel, Iter::parallel,
                                    Iter::parallel, Iter::reduction};
     SmallVector<OpFoldResult> mergedRows{batch, attr(dims.kvHeads),
                                          attr(rows)};
-    AffineMap partialRow = lb.map(4, {0, 1, 3, 2}), mergedRow = lb.map(4, {0, 1, 2});
-    Value maxima = lb.generic(
-        {partialMax}, {partialRow}, lb.filledF32(mergedRows, -INFINITY),
-        mergedRow, rowReduction,
-        [](OpBuilder &b, Location l, ValueRange args) -> Value {
+    AffineMap splitRow = lb.map(4, {0, 1, 3, 2}),
+              mergedRow = lb.map(4, {0, 1, 2});
+    Value maxLse = lb.generic(
+        {partLse}, {splitRow}, lb.filledF32(mergedRows, -INFINITY), mergedRow,
+        rowReduction, [](OpBuilder &b, Location l, ValueRange args) -> Value {
           return arith::MaximumFOp::create(b, l, args[0], args[1]);
         });
     Value weights = lb.elementwise(
-        {partialMax, maxima}, {lb.map(4, {0, 1, 2, 3}), lb.map(4, {0, 1, 3})},
-        rowSizes, lb.f32(),
+        {partLse, maxLse}, {lb.map(4, {0, 1, 2, 3}), lb.map(4, {0, 1, 3})},
+        lseSizes, lb.f32(),
         [](OpBuilder &b, Location l, ValueRange args) -> Value {
           Value empty = arith::CmpFOp::create(
               b, l, arith::CmpFPredicate::OEQ, args[0], f32(b, l, -INFINITY));
@@ -723,29 +743,31 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
               b, l, arith::SubFOp::create(b, l, args[0], args[1]));
           return arith::SelectOp::create(b, l, empty, f32(b, l, 0.0), w);
         });
-    auto weightedSum = [](OpBuilder &b, Location l, ValueRange args) -> Value {
-      return arith::AddFOp::create(
-          b, l, args[2], arith::MulFOp::create(b, l, args[0], args[1]));
-    };
-    Value sum = lb.generic({weights, partialSum}, {partialRow, partialRow},
-                           lb.filledF32(mergedRows, 0.0), mergedRow,
-                           rowReduction, weightedSum);
-    SmallVector<OpFoldResult> mergedAcc(mergedRows);
-    mergedAcc.push_back(attr(dims.valueDim));
-    SmallVector<Iter> accReduction(4, Iter::parallel);
-    accReduction.push_back(Iter::reduction);
-    Value acc = lb.generic(
-        {weights, partialAcc}, {lb.map(5, {0, 1, 4, 2}), lb.map(5, {0, 1, 4, 2, 3})},
-        lb.filledF32(mergedAcc, 0.0), lb.map(5, {0, 1, 2, 3}), accReduction,
-        weightedSum);
+    Value sum = lb.generic(
+        {weights}, {splitRow}, lb.filledF32(mergedRows, 0.0), mergedRow,
+        rowReduction, [](OpBuilder &b, Location l, ValueRange args) -> Value {
+          return arith::AddFOp::create(b, l, args[1], args[0]);
+        });
+    SmallVector<OpFoldResult> mergedSizes(mergedRows);
+    mergedSizes.push_back(attr(dims.valueDim));
+    SmallVector<Iter> outReduction(4, Iter::parallel);
+    outReduction.push_back(Iter::reduction);
+    Value weighted = lb.generic(
+        {weights, partOut},
+        {lb.map(5, {0, 1, 4, 2}), lb.map(5, {0, 1, 4, 2, 3})},
+        lb.filledF32(mergedSizes, 0.0), lb.map(5, {0, 1, 2, 3}), outReduction,
+        [](OpBuilder &b, Location l, ValueRange args) -> Value {
+          return arith::AddFOp::create(
+              b, l, args[2], arith::MulFOp::create(b, l, args[0], args[1]));
+        });
 
-    // out[b, h*G + g, i] = acc[b, h, g*Sq + i] / sum[b, h, g*Sq + i].
+    // out[b, h*G + g, i] = weighted / sum at row g*Sq + i of kv head h.
     Type elementType = op.getType().getElementType();
     AffineExpr b, h, g, i, e;
     bindDims(context, b, h, g, i, e);
     AffineExpr row = g * rowsPerHead + i;
     Value grouped = lb.elementwise(
-        {acc, sum},
+        {weighted, sum},
         {AffineMap::get(5, 0, {b, h, row, e}, context),
          AffineMap::get(5, 0, {b, h, row}, context)},
         {batch, attr(dims.kvHeads), attr(group), attr(rowsPerHead),

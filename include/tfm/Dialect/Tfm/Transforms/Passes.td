@@ -75,12 +75,12 @@ def TfmTileAttentionPass : Pass<"tfm-tile-attention"> {
     Such a short query, whose (batch, kv head) tiles alone may leave threads
     idle, is also split along the keys (flash-decoding): the forall runs
     over (b, h, split s), each split attends to its own run of the visible
-    key tiles and writes its unnormalized m, l and acc, and a merge
-    combines them with log-sum-exp weights:
+    key tiles and writes its normalized rows `o_s` and their log-sum-exp
+    `lse_s = m_s + log(l_s)`, and a merge combines them:
 
     ```
-    M = max_s m_s;  w_s = exp(m_s - M) (0 where m_s = -inf)
-    out = Σ_s w_s·acc_s / Σ_s w_s·l_s   (0 where the sum is 0)
+    M = max_s lse_s;  w_s = exp(lse_s - M) (0 where lse_s = -inf: no key)
+    out = Σ_s w_s·o_s / Σ_s w_s          (0 where the sum is 0)
     ```
 
     No `Sq x Skv` tensor exists: the largest is the `[G*TQ, TK]` score
