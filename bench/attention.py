@@ -87,6 +87,8 @@ def _cases():
                               1, 32, 8, s, s, 128, causal))
     for kv_len in (4096, 32768):
         cases.append(Case(f"decode_kv{kv_len}", 1, 32, 8, 1, kv_len, 128, False))
+    # MQA decode: one kv head, where only split-KV gives the threads work.
+    cases.append(Case("decode_mqa_kv32768", 1, 8, 1, 1, 32768, 128, False))
     cases.append(Case("onehead_s32768_causal", 1, 1, 1, 32768, 32768, 64, True,
                       slow=(("reference", "its 8 GiB of untiled scores take "
                              "~150 s per call on 2 EPYC cores; --all runs it"),)))

@@ -1,0 +1,103 @@
+// How fast can a decode step stream K and V, depending on the order it
+// touches them? Reads a [8 heads, 32768 keys, 128] f32 K and V (256 MiB) with
+// the threads splitting the heads, in 64-key tiles, four ways, and prints
+// the median GB/s of each:
+//   rows:        K and V tile rows front to back (a sequential stream);
+//   tfm:         K as 16x16 blocks, 16 rows at a time, stored transposed
+//                (tfm's key tile packing), V in 64-column row pieces (tfm's
+//                in-place P·V with a 4x64 register block);
+//   k-blocks:    K as in tfm, V rows front to back;
+//   v-pieces:    K rows front to back, V as in tfm.
+// With a prefetch distance d > 0, every tile first prefetches all lines of
+// the K and V tile d tiles ahead.
+//
+//   bench/kv_streams.sh [prefetch distance]
+#include <immintrin.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+enum { Heads = 8, Keys = 32768, Dim = 128, Tile = 64, Block = 16, Reps = 7 };
+enum Pattern { Rows, Tfm, KBlocks, VPieces };
+static const char *names[] = {"rows", "tfm", "k-blocks", "v-pieces"};
+
+static __m512 readRows(const float *tile, __m512 acc) {
+  for (int i = 0; i < Tile * Dim; i += 16)
+    acc = _mm512_add_ps(acc, _mm512_loadu_ps(tile + i));
+  return acc;
+}
+
+static void transposeBlocks(const float *tile, float *packed) {
+  for (int r = 0; r < Tile; r += Block)
+    for (int c = 0; c < Dim; c += Block) {
+      __m512 rows[Block];
+      for (int i = 0; i < Block; i++)
+        rows[i] = _mm512_loadu_ps(tile + (r + i) * Dim + c);
+      for (int i = 0; i < Block; i++) // stand-in for the transposition
+        _mm512_storeu_ps(packed + (c + i) * Tile + r, rows[i]);
+    }
+}
+
+static __m512 readRowPieces(const float *tile, __m512 acc) {
+  for (int c0 = 0; c0 < Dim; c0 += 64)
+    for (int r = 0; r < Tile; r++)
+      for (int c = 0; c < 64; c += 16)
+        acc = _mm512_add_ps(acc, _mm512_loadu_ps(tile + r * Dim + c0 + c));
+  return acc;
+}
+
+static int compare(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv) {
+  int distance = argc > 1 ? atoi(argv[1]) : 0;
+  size_t count = (size_t)Heads * Keys * Dim;
+  float *k = aligned_alloc(64, count * sizeof(float));
+  float *v = aligned_alloc(64, count * sizeof(float));
+  if (!k || !v)
+    return 1;
+  for (size_t i = 0; i < count; i++) {
+    k[i] = (float)(i % 7);
+    v[i] = (float)(i % 5);
+  }
+  float sink = 0;
+  printf("K+V %zu MiB, %d threads, prefetch distance %d tiles\n",
+         2 * count * sizeof(float) >> 20, omp_get_max_threads(), distance);
+  for (int pattern = Rows; pattern <= VPieces; pattern++) {
+    double rates[Reps];
+    for (int rep = 0; rep < Reps; rep++) {
+      double start = omp_get_wtime();
+#pragma omp parallel for schedule(static) reduction(+ : sink)
+      for (int h = 0; h < Heads; h++) {
+        static _Thread_local float packed[Dim * Tile];
+        __m512 acc = _mm512_setzero_ps();
+        const float *kh = k + (size_t)h * Keys * Dim;
+        const float *vh = v + (size_t)h * Keys * Dim;
+        for (int k0 = 0; k0 < Keys; k0 += Tile) {
+          const float *kt = kh + (size_t)k0 * Dim, *vt = vh + (size_t)k0 * Dim;
+          if (distance && k0 + distance * Tile < Keys)
+            for (int i = 0; i < Tile * Dim; i += 16) {
+              _mm_prefetch((const char *)(kt + distance * Tile * Dim + i), _MM_HINT_T0);
+              _mm_prefetch((const char *)(vt + distance * Tile * Dim + i), _MM_HINT_T0);
+            }
+          if (pattern == Rows || pattern == VPieces) {
+            acc = readRows(kt, acc);
+          } else {
+            transposeBlocks(kt, packed);
+            acc = _mm512_add_ps(acc, _mm512_loadu_ps(packed + 80));
+          }
+          acc = pattern == Tfm || pattern == VPieces ? readRowPieces(vt, acc)
+                                                     : readRows(vt, acc);
+        }
+        sink += _mm512_reduce_add_ps(acc);
+      }
+      rates[rep] = 2.0 * count * sizeof(float) / (omp_get_wtime() - start) / 1e9;
+    }
+    qsort(rates, Reps, sizeof(double), compare);
+    printf("%-9s %5.1f GB/s (median of %d)\n", names[pattern], rates[Reps / 2],
+           Reps);
+  }
+  return sink == 0.5f; // keep the reads
+}

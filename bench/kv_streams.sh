@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# K/V access patterns of a decode step (bench/kv_streams.c). Argument: the
+# prefetch distance in tiles (default 0: none). Threads: $OMP_NUM_THREADS,
+# else the number of cpus.
+set -euo pipefail
+bench="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+mkdir -p "$bench/.build"
+/usr/lib/llvm-22/bin/clang -O2 -march=native -fopenmp -Wall -Wextra \
+  -o "$bench/.build/kv_streams" "$bench/kv_streams.c"
+OMP_NUM_THREADS="${OMP_NUM_THREADS:-$(nproc)}" exec "$bench/.build/kv_streams" "$@"
