@@ -541,9 +541,10 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
     Value skv = getValueOrCreateConstantIndexOp(
         rewriter, loc, lb.sizeOf(op.getKey(), kSeq));
     Value offset = arith::SubIOp::create(rewriter, loc, skv, sq);
+    int64_t splits = splitsFor(dims);
     Value result =
-        splitsFor(dims) > 1
-            ? tileSplitKeys(lb, op, dims, batch, sq, skv, offset)
+        splits > 1
+            ? tileSplitKeys(lb, op, dims, splits, batch, sq, skv, offset)
             : tileQueries(lb, op, dims, batch, querySeq, sq, skv, offset);
     LinalgBuilder::replaceOp(rewriter, op, result);
     return success();
@@ -630,12 +631,13 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
   ///   M = max_s lse_s,  w_s = exp(lse_s - M) (0 where lse_s = -inf),
   ///   out = Σ_s w_s·o_s / Σ_s w_s  (0 where the sum is 0).
   Value tileSplitKeys(LinalgBuilder &lb, AttentionOp op,
-                      const AttentionDims &dims, OpFoldResult batch, Value sq,
-                      Value skv, Value offset) const {
+                      const AttentionDims &dims, int64_t splits,
+                      OpFoldResult batch, Value sq, Value skv,
+                      Value offset) const {
     OpBuilder &rewriter = lb.builder();
     Location loc = lb.location();
     MLIRContext *context = rewriter.getContext();
-    int64_t splits = splitsFor(dims), group = dims.groupSize();
+    int64_t group = dims.groupSize();
     int64_t rowsPerHead = dims.querySeq, rows = group * rowsPerHead;
     auto attr = [&](int64_t v) -> OpFoldResult {
       return rewriter.getIndexAttr(v);
@@ -708,12 +710,11 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
       Value results[] = {lse, part};
       for (auto [value, shared] :
            llvm::zip(results, forall.getRegionIterArgs())) {
-        int64_t rank = cast<RankedTensorType>(value.getType()).getRank();
         SmallVector<OpFoldResult> offsets{b, h, s}, sizes{one, one, one};
-        offsets.append(rank, zero);
-        sizes.push_back(attr(rows));
-        if (rank == 2)
-          sizes.push_back(attr(dims.valueDim));
+        for (int64_t size : cast<RankedTensorType>(value.getType()).getShape()) {
+          offsets.push_back(zero);
+          sizes.push_back(attr(size));
+        }
         tensor::ParallelInsertSliceOp::create(
             rewriter, loc, value, shared, offsets, sizes,
             SmallVector<OpFoldResult>(offsets.size(), one));
