@@ -4,10 +4,12 @@
 // the median GB/s of each:
 //   rows:        K and V tile rows front to back (a sequential stream);
 //   tfm:         K as 16x16 blocks, 16 rows at a time, stored transposed
-//                (tfm's key tile packing), V in 64-column row pieces (tfm's
-//                in-place P·V with a 4x64 register block);
+//                (tfm's key tile packing, which decode steps no longer
+//                use), V in 64-column row pieces (tfm's in-place P·V with a
+//                4x64 register block);
 //   k-blocks:    K as in tfm, V rows front to back;
-//   v-pieces:    K rows front to back, V as in tfm.
+//   v-pieces:    K rows front to back, V as in tfm: a decode step's pattern
+//                since its scores are dot products along key rows.
 // With a prefetch distance d > 0, every tile first prefetches all lines of
 // the K and V tile d tiles ahead.
 //

@@ -19,10 +19,15 @@ def TfmCPUVectorizePass : Pass<"tfm-cpu-vectorize", "::mlir::func::FuncOp"> {
     (`linalg::vectorize`):
 
     - matmul-like contractions whose output and right operand are contiguous
-      along N: `MR x NR` blocks of the output (`NR` = 2 vectors, `MR` the
-      largest divisor of M up to `register-rows`) and one step of K, i.e. a
-      rank-1 update per iteration; `tfm-cpu-lower-vectors` keeps the block
-      in registers across the K loop and lowers it to broadcast + FMA;
+      along N: `MR x NR` blocks of the output (`MR` the largest divisor of M
+      up to `register-rows`, `NR` as many vectors as fill the
+      `2 x register-rows` accumulators) and one step of K, i.e. a rank-1
+      update per iteration; `tfm-cpu-lower-vectors` keeps the block in
+      registers across the K loop and lowers it to broadcast + FMA;
+    - lane-wise dot products `C[m, n, l] += A[m, k, l] * B[n, k, l]` (a batch
+      loop innermost in every operand): `MR` rows of A against one row of B
+      per step of K, vectors along `l`, the N loop outermost so that B is
+      read once, row by row; a multiply and an add per vector;
     - ops that read an operand transposed: `W x W` blocks (`W` =
       `vector-width`), lowered to in-register transposes;
     - everything else (elementwise, row reductions, fills): the innermost

@@ -42,6 +42,9 @@ bool isInnermost(AffineMap map, unsigned dim) {
 struct RegisterTile {
   SmallVector<int64_t> sizes;
   SmallVector<int64_t> order;
+  /// Vectorize a contraction to vector.contract (lowered to outer-product
+  /// FMAs); otherwise to elementwise ops and reductions.
+  bool asContract = false;
 };
 
 /// MR x NR x 1 (batch dims 1) for C[m, n] += A[m, k] * B[k, n] with C and B
@@ -72,7 +75,7 @@ std::optional<RegisterTile> contractionTile(linalg::LinalgOp op,
     }
   if (!columns)
     return std::nullopt;
-  RegisterTile tile{SmallVector<int64_t>(bounds.size(), 1), {}};
+  RegisterTile tile{SmallVector<int64_t>(bounds.size(), 1), {}, true};
   tile.sizes[m] = rows;
   tile.sizes[n] = columns;
   for (unsigned loop = 0; loop < bounds.size(); ++loop)
@@ -80,6 +83,35 @@ std::optional<RegisterTile> contractionTile(linalg::LinalgOp op,
       tile.order.push_back(loop);
   // Batch dims first, then n, m, and the reduction innermost.
   tile.order.insert(tile.order.end() - dims->k.size(), {n, m});
+  return tile;
+}
+
+/// MR x 1 x 1 x L for lane-wise dot products C[m, n, l] += A[m, k, l] *
+/// B[n, k, l], with the batch loop l innermost in every operand: MR rows of
+/// A (the largest divisor of M up to `registerRows`) against one row of B,
+/// whose k steps are read in order, with vectors along l. The n loop is
+/// outermost, so that each row of B is read once. The product is a
+/// multiply and an add per vector: vector.contract has no lowering for a
+/// batch loop that is not outermost.
+std::optional<RegisterTile> laneContractionTile(linalg::LinalgOp op,
+                                                ArrayRef<int64_t> bounds,
+                                                int64_t vectorWidth,
+                                                int64_t registerRows) {
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
+      dims->k.size() != 1 || dims->batch.size() != 1)
+    return std::nullopt;
+  unsigned lane = dims->batch[0];
+  if (bounds[lane] % vectorWidth ||
+      !llvm::all_of(op->getOpOperands(), [&](OpOperand &operand) {
+        return isInnermost(op.getMatchingIndexingMap(&operand), lane);
+      }))
+    return std::nullopt;
+  RegisterTile tile{SmallVector<int64_t>(bounds.size(), 1), {}};
+  tile.sizes[dims->m[0]] = largestDivisor(bounds[dims->m[0]], registerRows);
+  tile.sizes[lane] = bounds[lane];
+  tile.order = {dims->n[0], dims->m[0], dims->k[0], lane};
   return tile;
 }
 
@@ -166,6 +198,8 @@ struct TfmCPUVectorizePass
     SmallVector<int64_t> bounds = op.getStaticLoopRanges();
     std::optional<RegisterTile> tile =
         contractionTile(op, bounds, vectorWidth, registerRows);
+    if (!tile)
+      tile = laneContractionTile(op, bounds, vectorWidth, registerRows);
     if (!tile && !linalg::isaContractionOpInterface(op))
       tile = elementwiseTile(op, bounds, vectorWidth);
     if (!tile)
@@ -187,15 +221,11 @@ struct TfmCPUVectorizePass
     }
     // An op the vectorizer does not support stays a (tiled) scalar loop.
     rewriter.setInsertionPoint(block);
-    // Contractions become vector.contract (lowered to FMAs), not a
-    // multiply and an add.
-    bool contraction =
-        linalg::isaContractionOpInterface(cast<linalg::LinalgOp>(block));
     FailureOr<linalg::VectorizationResult> vectorized = linalg::vectorize(
         rewriter, block, /*inputVectorSizes=*/{}, /*inputScalableVecDims=*/{},
         /*vectorizeNDExtract=*/true, /*flatten1DDepthwiseConv=*/false,
         /*assumeDynamicDimsMatchVecSizes=*/false,
-        /*createNamedContraction=*/contraction);
+        /*createNamedContraction=*/tile->asContract);
     if (succeeded(vectorized))
       rewriter.replaceOp(block, vectorized->replacements);
   }

@@ -34,6 +34,37 @@ func.func @four_rows(%a: tensor<4x128xf32>, %b: tensor<128x64xf32>,
 
 // -----
 
+// Lane-wise dot products (a decode step's scores along key rows): the 4 rows
+// of A against one row of B per step, B's rows outermost and read in order,
+// vectors along the lanes; a multiply and an add, not vector.contract.
+// CHECK-LABEL: func.func @lane_dots
+// CHECK:       scf.for %{{.+}} = %c0 to %c32 step %c1
+// CHECK:         scf.for %{{.+}} = %c0 to %c8 step %c1
+// CHECK:           vector.transfer_read {{.+}} : tensor<32x8x16xf32>, vector<4x1x1x16xf32>
+// CHECK:           arith.mulf {{.+}} : vector<4x1x1x16xf32>
+// CHECK:           vector.multi_reduction <add>, {{.+}} [2] : vector<4x1x1x16xf32> to vector<4x1x16xf32>
+// CHECK-NOT:       vector.contract
+// AVX2-LABEL: func.func @lane_dots
+// AVX2:             arith.mulf {{.+}} : vector<4x1x1x16xf32>
+#a = affine_map<(m, n, k, l) -> (m, k, l)>
+#b = affine_map<(m, n, k, l) -> (n, k, l)>
+#c = affine_map<(m, n, k, l) -> (m, n, l)>
+func.func @lane_dots(%a: tensor<4x8x16xf32>, %b: tensor<32x8x16xf32>,
+                     %c: tensor<4x32x16xf32>) -> tensor<4x32x16xf32> {
+  %0 = linalg.generic {indexing_maps = [#a, #b, #c],
+                       iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%a, %b : tensor<4x8x16xf32>, tensor<32x8x16xf32>)
+      outs(%c : tensor<4x32x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<4x32x16xf32>
+  return %0 : tensor<4x32x16xf32>
+}
+
+// -----
+
 // A transposed copy moves 16x16 blocks, in the order of the source's rows.
 // CHECK-LABEL: func.func @transpose
 // CHECK:       scf.for %{{.+}} = %c0 to %c64 step %c16

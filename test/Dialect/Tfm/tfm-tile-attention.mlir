@@ -112,7 +112,22 @@ func.func @padded_without_mask(%q: tensor<?x2x?x16xf32>, %k: tensor<?x2x?x16xf32
 // CHECK:   %[[BEGIN:.+]] = arith.muli %[[S]], %c64
 // CHECK:   %[[NEXT:.+]] = arith.addi %[[BEGIN]], %c64
 // CHECK:   %[[END:.+]] = arith.minsi %[[NEXT]], %c1000
-// CHECK:   %[[STATE:.+]]:3 = scf.for %{{.+}} = %[[BEGIN]] to %[[END]] step %c32
+// CHECK:   %[[STATE:.+]]:3 = scf.for %[[K0:.+]] = %[[BEGIN]] to %[[END]] step %c32
+// The 8 query rows read each key row once, in place: lane-wise products over
+// 16-lane chunks of D, then a sum over the lanes. No Kᵀ is packed.
+// CHECK:     %[[QLANES:.+]] = tensor.expand_shape %{{.+}} into tensor<8x4x16xf32>
+// CHECK:     scf.if %{{.+}} -> (tensor<8x32xf32>) {
+// CHECK:       %[[KROWS:.+]] = tensor.extract_slice %{{.+}}[%[[B]], 0, %[[K0]], 0] [1, 1, 32, 64] {{.+}} to tensor<32x64xf32>
+// CHECK:       %[[KLANES:.+]] = tensor.expand_shape %[[KROWS]] {{.+}} into tensor<32x4x16xf32>
+// CHECK:       %[[LANES:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%[[QLANES]], %[[KLANES]] : tensor<8x4x16xf32>, tensor<32x4x16xf32>) outs(%{{.+}} : tensor<8x32x16xf32>)
+// CHECK:         arith.mulf
+// CHECK:         arith.addf
+// CHECK:       linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[LANES]] : tensor<8x32x16xf32>) outs(%{{.+}} : tensor<8x32xf32>)
+// CHECK:     } else {
+// CHECK:       arith.minsi
+// CHECK:     }
+// CHECK-NOT: tensor<64x32xf32>
+// CHECK:     math.exp
 // lse = l == 0 ? -inf : m + log(l)
 // CHECK:   %[[SPLIT_LSE:.+]] = linalg.generic {{.+}} ins(%[[STATE]]#0, %[[STATE]]#1 : tensor<8xf32>, tensor<8xf32>)
 // CHECK:     math.log

@@ -154,5 +154,12 @@ add_attention("dynamic_gqa_causal_large", 3, 8, 2, 19, 23, 16, mask="causal",
 add_attention("f16_gqa_causal", 2, 8, 2, 13, 13, 32, element="f16", mask="causal")
 add_attention("bf16_mqa_window", 1, 4, 1, 17, 17, 32, element="bf16",
               mask=("sliding_window", 5))
+# Decode steps read f16/bf16 key rows in place (lane-wise dot products); a
+# head dim that is no multiple of 16 lanes packs Kᵀ instead.
+add_attention("f16_gqa_decode_200", 2, 8, 2, 1, 200, 32, element="f16",
+              mask="causal")
+add_attention("bf16_mqa_decode_130", 1, 4, 1, 1, 130, 48, element="bf16",
+              mask=("sliding_window", 100))
+add_attention("decode_head_dim_24", 1, 4, 2, 1, 90, 24, mask="causal")
 
 suite.run()

@@ -187,6 +187,122 @@ Value packKeyTile(OpBuilder &b, Location loc, const TileContext &ctx,
       });
 }
 
+/// Raw dot products [M, TK] of the query tile with keys [k0, k0 + TK),
+/// through a packed Kᵀ [D, TK] in f32, so that the product is a plain matmul
+/// whose packing cost is shared by the M rows.
+Value packedScores(LinalgBuilder &lb, const TileContext &ctx, Value queryTile,
+                   Value keyBegin, Value keyEnd, Value complete) {
+  OpBuilder &builder = lb.builder();
+  Location loc = lb.location();
+  Value key = AttentionOp(ctx.op).getKey();
+  // Both branches (and those of the caller) write one destination created
+  // outside them, so each tile buffer is allocated once and has one layout.
+  Value keyInit = emptyKeyTile(builder, loc, ctx, key, /*transpose=*/true);
+  Value keyTile =
+      scf::IfOp::create(
+          builder, loc, complete,
+          [&](OpBuilder &b, Location l) {
+            scf::YieldOp::create(b, l,
+                                 packKeyTile(b, l, ctx, key, keyInit, keyBegin,
+                                             Value(), /*transpose=*/true));
+          },
+          [&](OpBuilder &b, Location l) {
+            scf::YieldOp::create(b, l,
+                                 packKeyTile(b, l, ctx, key, keyInit, keyBegin,
+                                             keyEnd, /*transpose=*/true));
+          })
+          .getResult(0);
+  // One K tile serves all G heads.
+  SmallVector<OpFoldResult> sizes{
+      builder.getIndexAttr(ctx.group * ctx.rowsPerHead),
+      builder.getIndexAttr(ctx.keysPerTile)};
+  return linalg::MatmulOp::create(builder, loc,
+                                  ValueRange{queryTile, keyTile},
+                                  ValueRange{lb.filledF32(sizes, 0.0)})
+      .getResult(0);
+}
+
+/// Lanes of a key-row dot product: a 64-byte line of f32.
+constexpr int64_t kDotLanes = 16;
+/// Query tiles of at most this many rows (decode: G·Sq) read key rows in
+/// place; taller ones pack Kᵀ.
+constexpr int64_t kMaxKeyRowTileRows = 8;
+
+/// Whether the tile's scores are dot products along key rows. Packing Kᵀ
+/// reads the key tile 16 rows at a time, which streams from memory at about
+/// 60% of the rate of reading rows in order (bench/kv_streams.sh); that
+/// matters only where the scores are cheap next to the key reads.
+bool readsKeyRows(const TileContext &ctx) {
+  auto keyType = cast<RankedTensorType>(AttentionOp(ctx.op).getKey().getType());
+  return ctx.group * ctx.rowsPerHead <= kMaxKeyRowTileRows &&
+         keyType.getDimSize(3) % kDotLanes == 0;
+}
+
+/// Raw dot products [M, TK] of the query tile with keys [k0, k0 + TK), each
+/// key row read once, front to back, where it lies: lane-wise products
+/// p[m, j, l] = Σ_c q[m, cL + l]·k[j, cL + l] over chunks of L lanes, then
+/// s[m, j] = Σ_l p[m, j, l]. Only the last, partial tile is gathered into a
+/// (clamped) f32 copy first.
+Value rowDotScores(LinalgBuilder &lb, const TileContext &ctx, Value queryTile,
+                   Value keyBegin, Value keyEnd, Value complete) {
+  OpBuilder &builder = lb.builder();
+  Location loc = lb.location();
+  Value key = AttentionOp(ctx.op).getKey();
+  int64_t rows = ctx.group * ctx.rowsPerHead;
+  int64_t chunks =
+      cast<RankedTensorType>(key.getType()).getDimSize(3) / kDotLanes;
+  auto lanes = [&](OpBuilder &b, Location l, Value tile, int64_t tileRows) {
+    return tensor::ExpandShapeOp::create(
+        b, l,
+        RankedTensorType::get(
+            {tileRows, chunks, kDotLanes},
+            cast<RankedTensorType>(tile.getType()).getElementType()),
+        tile, SmallVector<ReassociationIndices>{{0}, {1, 2}});
+  };
+  Value queryLanes = lanes(builder, loc, queryTile, rows);
+  SmallVector<OpFoldResult> partialSizes{
+      builder.getIndexAttr(rows), builder.getIndexAttr(ctx.keysPerTile),
+      builder.getIndexAttr(kDotLanes)};
+  SmallVector<OpFoldResult> scoreSizes{builder.getIndexAttr(rows),
+                                       builder.getIndexAttr(ctx.keysPerTile)};
+  Value partialInit = lb.filledF32(partialSizes, 0.0);
+  Value scoreInit = lb.filledF32(scoreSizes, 0.0);
+  Value keyInit = emptyKeyTile(builder, loc, ctx, key, /*transpose=*/false);
+  // The branches hold the whole product so that the in-place key slice's
+  // layout never has to be merged with the packed copy's.
+  auto dotProducts = [&](OpBuilder &b, Location l, Value keyTile) {
+    LinalgBuilder inner(b, l);
+    Value partial = inner.generic(
+        {queryLanes, lanes(b, l, keyTile, ctx.keysPerTile)},
+        {inner.map(4, {0, 2, 3}), inner.map(4, {1, 2, 3})}, partialInit,
+        inner.map(4, {0, 1, 3}),
+        {Iter::parallel, Iter::parallel, Iter::reduction, Iter::parallel},
+        [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+          Value product = arith::MulFOp::create(
+              nb, nl, args[0], LinalgBuilder::toF32(nb, nl, args[1]));
+          return arith::AddFOp::create(nb, nl, args[2], product);
+        });
+    Value scores = inner.generic(
+        {partial}, {inner.map(3, {0, 1, 2})}, scoreInit, inner.map(3, {0, 1}),
+        {Iter::parallel, Iter::parallel, Iter::reduction},
+        [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+          return arith::AddFOp::create(nb, nl, args[1], args[0]);
+        });
+    scf::YieldOp::create(b, l, scores);
+  };
+  return scf::IfOp::create(
+             builder, loc, complete,
+             [&](OpBuilder &b, Location l) {
+               dotProducts(b, l, keySlice(b, l, ctx, key, keyBegin));
+             },
+             [&](OpBuilder &b, Location l) {
+               dotProducts(b, l,
+                           packKeyTile(b, l, ctx, key, keyInit, keyBegin,
+                                       keyEnd, /*transpose=*/false));
+             })
+      .getResult(0);
+}
+
 /// scale, softcap and bias on the [M, TK] tile of raw dot products, into
 /// `init`; with `applyMask`, also the structured and dense masks and the key
 /// range (-inf where masked).
@@ -249,34 +365,11 @@ SmallVector<Value> onlineSoftmaxStep(LinalgBuilder &lb, const TileContext &ctx,
       builder, loc, keyBegin, indexConstant(builder, loc, ctx.keysPerTile));
   Value complete = arith::CmpIOp::create(
       builder, loc, arith::CmpIPredicate::sle, tileEnd, keyEnd);
-  // Kᵀ [D, TK] in f32, so that the score product is a plain matmul. Both
-  // branches (and those below) write one destination created outside them,
-  // so each tile buffer is allocated once and has one layout.
-  Value keyInit = emptyKeyTile(builder, loc, ctx, op.getKey(), true);
-  Value keyTile =
-      scf::IfOp::create(
-          builder, loc, complete,
-          [&](OpBuilder &b, Location l) {
-            scf::YieldOp::create(b, l,
-                                 packKeyTile(b, l, ctx, op.getKey(), keyInit,
-                                             keyBegin, Value(),
-                                             /*transpose=*/true));
-          },
-          [&](OpBuilder &b, Location l) {
-            scf::YieldOp::create(b, l,
-                                 packKeyTile(b, l, ctx, op.getKey(), keyInit,
-                                             keyBegin, keyEnd,
-                                             /*transpose=*/true));
-          })
-          .getResult(0);
-
-  // Raw dot products [M, TK]: one K tile serves all G heads.
+  Value dots = readsKeyRows(ctx)
+                   ? rowDotScores(lb, ctx, queryTile, keyBegin, keyEnd, complete)
+                   : packedScores(lb, ctx, queryTile, keyBegin, keyEnd, complete);
   SmallVector<OpFoldResult> scoreSizes{builder.getIndexAttr(rows),
                                        builder.getIndexAttr(ctx.keysPerTile)};
-  Value dots = linalg::MatmulOp::create(
-                   builder, loc, ValueRange{queryTile, keyTile},
-                   ValueRange{lb.filledF32(scoreSizes, 0.0)})
-                   .getResult(0);
 
   Value full = complete;
   if (op.getDenseMask()) {
