@@ -86,6 +86,7 @@ void mlir::tfm::buildTfmToLLVMDialectStage(
   pm.addPass(createForallToParallelLoopPass());
   pm.addPass(createConvertSCFToOpenMPPass());
   pm.addPass(createTfmCPUHoistThreadScratchPass());
+  pm.addPass(createTfmCPUDynamicSchedulePass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createConvertVectorToSCFPass(
       VectorTransferToSCFOptions().enableFullUnroll().setTargetRank(1)));

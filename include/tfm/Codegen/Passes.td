@@ -87,6 +87,22 @@ def TfmCPUHoistThreadScratchPass : Pass<"tfm-cpu-hoist-thread-scratch"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def TfmCPUDynamicSchedulePass : Pass<"tfm-cpu-dynamic-schedule"> {
+  let summary = "hand out a parallel loop's iterations to threads one by one";
+  let description = [{
+    Runs after `convert-scf-to-openmp`: every `omp.wsloop` without a
+    schedule gets `schedule(dynamic)` (chunks of one iteration), so a thread
+    that finishes an iteration takes the next one left. Tile iterations
+    differ in cost: causal query tiles near the end see the most keys, and
+    key splits past a `kv_lengths` bound are empty. The default static
+    schedule gives each thread one contiguous run, which for a one-head
+    causal attention on 2 threads means 1/4 of the work for one and 3/4 for
+    the other. A tile iteration runs for microseconds or more, so taking
+    iterations one at a time costs nothing measurable.
+  }];
+  let dependentDialects = ["::mlir::omp::OpenMPDialect"];
+}
+
 def TfmCPULowerVectorsPass
     : Pass<"tfm-cpu-lower-vectors", "::mlir::func::FuncOp"> {
   let summary = "lower vectorized, bufferized code to CPU-friendly vector ops";
