@@ -234,8 +234,9 @@ constexpr int64_t kMaxKeyRowTileRows = 8;
 /// matters only where the scores are cheap next to the key reads.
 bool readsKeyRows(const TileContext &ctx) {
   auto keyType = cast<RankedTensorType>(AttentionOp(ctx.op).getKey().getType());
+  int64_t headDim = keyType.getDimSize(3);
   return ctx.group * ctx.rowsPerHead <= kMaxKeyRowTileRows &&
-         keyType.getDimSize(3) % kDotLanes == 0;
+         !ShapedType::isDynamic(headDim) && headDim % kDotLanes == 0;
 }
 
 /// Raw dot products [M, TK] of the query tile with keys [k0, k0 + TK), each
