@@ -47,6 +47,18 @@ struct RegisterTile {
   bool asContract = false;
 };
 
+/// The contraction dims of `op` when it has exactly one M, one N and one K
+/// loop (and any batch loops).
+std::optional<linalg::ContractionDimensions>
+singleContractionDims(linalg::LinalgOp op) {
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
+      dims->k.size() != 1)
+    return std::nullopt;
+  return *dims;
+}
+
 /// MR x NR x 1 (batch dims 1) for C[m, n] += A[m, k] * B[k, n] with C and B
 /// contiguous along n: MR is the largest divisor of M up to `registerRows`
 /// (up to half of it for a short M), and NR takes as many vectors of the
@@ -58,10 +70,9 @@ std::optional<RegisterTile> contractionTile(linalg::LinalgOp op,
                                             ArrayRef<int64_t> bounds,
                                             int64_t vectorWidth,
                                             int64_t registerRows) {
-  FailureOr<linalg::ContractionDimensions> dims =
-      linalg::inferContractionDims(op);
-  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
-      dims->k.size() != 1)
+  std::optional<linalg::ContractionDimensions> dims =
+      singleContractionDims(op);
+  if (!dims)
     return std::nullopt;
   unsigned m = dims->m[0], n = dims->n[0];
   if (!isInnermost(op.getMatchingIndexingMap(op.getDpsInitOperand(0)), n) ||
@@ -105,10 +116,9 @@ std::optional<RegisterTile> laneContractionTile(linalg::LinalgOp op,
                                                 ArrayRef<int64_t> bounds,
                                                 int64_t vectorWidth,
                                                 int64_t registerRows) {
-  FailureOr<linalg::ContractionDimensions> dims =
-      linalg::inferContractionDims(op);
-  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
-      dims->k.size() != 1 || dims->batch.size() != 1)
+  std::optional<linalg::ContractionDimensions> dims =
+      singleContractionDims(op);
+  if (!dims || dims->batch.size() != 1)
     return std::nullopt;
   unsigned lane = dims->batch[0];
   if (bounds[lane] % vectorWidth ||

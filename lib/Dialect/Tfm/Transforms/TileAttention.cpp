@@ -230,8 +230,8 @@ constexpr int64_t kMaxKeyRowTileRows = 8;
 
 /// Whether the tile's scores are dot products along key rows. Packing Kᵀ
 /// reads the key tile 16 rows at a time, which streams from memory at about
-/// 60% of the rate of reading rows in order (bench/kv_streams.sh); that
-/// matters only where the scores are cheap next to the key reads.
+/// two thirds of the rate of reading rows in order (bench/kv_streams.sh);
+/// that matters only where the scores are cheap next to the key reads.
 bool readsKeyRows(const TileContext &ctx) {
   auto keyType = cast<RankedTensorType>(AttentionOp(ctx.op).getKey().getType());
   int64_t headDim = keyType.getDimSize(3);
@@ -366,9 +366,8 @@ SmallVector<Value> onlineSoftmaxStep(LinalgBuilder &lb, const TileContext &ctx,
       builder, loc, keyBegin, indexConstant(builder, loc, ctx.keysPerTile));
   Value complete = arith::CmpIOp::create(
       builder, loc, arith::CmpIPredicate::sle, tileEnd, keyEnd);
-  Value dots = readsKeyRows(ctx)
-                   ? rowDotScores(lb, ctx, queryTile, keyBegin, keyEnd, complete)
-                   : packedScores(lb, ctx, queryTile, keyBegin, keyEnd, complete);
+  auto scoresOf = readsKeyRows(ctx) ? rowDotScores : packedScores;
+  Value dots = scoresOf(lb, ctx, queryTile, keyBegin, keyEnd, complete);
   SmallVector<OpFoldResult> scoreSizes{builder.getIndexAttr(rows),
                                        builder.getIndexAttr(ctx.keysPerTile)};
 
