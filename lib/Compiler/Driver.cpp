@@ -144,8 +144,13 @@ mlir::tfm::createTargetMachine(StringRef cpu, StringRef features,
       : optLevel == 1 ? llvm::CodeGenOptLevel::Less
       : optLevel == 2 ? llvm::CodeGenOptLevel::Default
                       : llvm::CodeGenOptLevel::Aggressive;
+  // A multiply and the add that consumes it may become one FMA (one
+  // rounding, as clang's -ffp-contract=fast): the lane-wise dot products of
+  // decode are vectorized to separate multiplies and adds.
+  llvm::TargetOptions targetOptions;
+  targetOptions.AllowFPOpFusion = llvm::FPOpFusion::Fast;
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, cpuName, featureString, llvm::TargetOptions(),
+      triple, cpuName, featureString, targetOptions,
       llvm::Reloc::PIC_, std::nullopt, level));
   if (!machine)
     return llvm::createStringError("cannot create a target machine for " +

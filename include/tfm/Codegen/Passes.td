@@ -28,7 +28,8 @@ def TfmCPUVectorizePass : Pass<"tfm-cpu-vectorize", "::mlir::func::FuncOp"> {
     - lane-wise dot products `C[m, n, l] += A[m, k, l] * B[n, k, l]` (a batch
       loop innermost in every operand): `MR` rows of A against one row of B
       per step of K, vectors along `l`, the N loop outermost so that B is
-      read once, row by row; a multiply and an add per vector;
+      read once, row by row; a multiply and an add per vector (one FMA
+      once LLVM contracts them);
     - ops that read an operand transposed: `W x W` blocks (`W` =
       `vector-width`), lowered to in-register transposes;
     - everything else (elementwise, row reductions, fills): the innermost

@@ -110,8 +110,8 @@ std::optional<RegisterTile> contractionTile(linalg::LinalgOp op,
 /// A (the largest divisor of M up to `registerRows`) against one row of B,
 /// whose k steps are read in order, with vectors along l. The n loop is
 /// outermost, so that each row of B is read once. The product is a
-/// multiply and an add per vector: vector.contract has no lowering for a
-/// batch loop that is not outermost.
+/// multiply and an add per vector (fused to an FMA by LLVM's fp-contract):
+/// vector.contract has no lowering for a batch loop that is not outermost.
 std::optional<RegisterTile> laneContractionTile(linalg::LinalgOp op,
                                                 ArrayRef<int64_t> bounds,
                                                 int64_t vectorWidth,
