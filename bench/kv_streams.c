@@ -11,13 +11,17 @@
 //   v-pieces:    K rows front to back, V as in tfm: a decode step's pattern
 //                since its scores are dot products along key rows.
 // With a prefetch distance d > 0, every tile first prefetches all lines of
-// the K and V tile d tiles ahead.
+// the K and V tile d tiles ahead. K and V lie in 2 MiB pages, as NumPy's
+// arrays of 4 MiB and more do (it asks for them with madvise), unless the
+// second argument is "small": then in 4 KiB pages.
 //
-//   bench/kv_streams.sh [prefetch distance]
+//   bench/kv_streams.sh [prefetch distance] [small]
 #include <immintrin.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 
 enum { Heads = 8, Keys = 32768, Dim = 128, Tile = 64, Block = 16, Reps = 7 };
 enum Pattern { Rows, Tfm, KBlocks, VPieces };
@@ -55,18 +59,22 @@ static int compare(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
   int distance = argc > 1 ? atoi(argv[1]) : 0;
-  size_t count = (size_t)Heads * Keys * Dim;
-  float *k = aligned_alloc(64, count * sizeof(float));
-  float *v = aligned_alloc(64, count * sizeof(float));
+  int huge = !(argc > 2 && !strcmp(argv[2], "small"));
+  size_t count = (size_t)Heads * Keys * Dim, bytes = count * sizeof(float);
+  float *k = aligned_alloc(1 << 21, bytes), *v = aligned_alloc(1 << 21, bytes);
   if (!k || !v)
     return 1;
+  if (huge && (madvise(k, bytes, MADV_HUGEPAGE) ||
+               madvise(v, bytes, MADV_HUGEPAGE)))
+    perror("madvise(MADV_HUGEPAGE)");
   for (size_t i = 0; i < count; i++) {
     k[i] = (float)(i % 7);
     v[i] = (float)(i % 5);
   }
   float sink = 0;
-  printf("K+V %zu MiB, %d threads, prefetch distance %d tiles\n",
-         2 * count * sizeof(float) >> 20, omp_get_max_threads(), distance);
+  printf("K+V %zu MiB in %s pages, %d threads, prefetch distance %d tiles\n",
+         2 * bytes >> 20, huge ? "2 MiB" : "4 KiB", omp_get_max_threads(),
+         distance);
   for (int pattern = Rows; pattern <= VPieces; pattern++) {
     double rates[Reps];
     for (int rep = 0; rep < Reps; rep++) {

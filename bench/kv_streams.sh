@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# K/V access patterns of a decode step (bench/kv_streams.c). Argument: the
-# prefetch distance in tiles (default 0: none). Threads: $OMP_NUM_THREADS,
-# else the number of cpus.
+# K/V access patterns of a decode step (bench/kv_streams.c). Arguments: the
+# prefetch distance in tiles (default 0: none), then "small" for 4 KiB pages
+# (default: 2 MiB pages, as NumPy's arrays). Threads: $OMP_NUM_THREADS, else
+# the number of cpus.
 set -euo pipefail
 bench="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 mkdir -p "$bench/.build"
