@@ -10,8 +10,6 @@
 //       written to DIR/naive.f32; timed like bench/attention.py's `measure`
 //
 // Threads: OPENBLAS_NUM_THREADS for cblas, OMP_NUM_THREADS for the triad.
-// Buffers of 4 MiB and more (triad arrays, attention inputs) lie in 2 MiB
-// pages, like the NumPy arrays that tfm reads.
 #include <cblas.h>
 #include <math.h>
 #include <omp.h>
@@ -37,8 +35,9 @@ static double median(double *values, int n) {
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-// Buffers of 4 MiB and more lie in 2 MiB pages, as NumPy's arrays (tfm's
-// inputs in bench/attention.py) do: NumPy asks for them with madvise.
+// Buffers of 4 MiB and more (the triad's arrays, the attention inputs) lie
+// in 2 MiB pages, as NumPy's arrays (tfm's inputs in bench/attention.py)
+// do: NumPy asks for them with madvise.
 static void *checked_malloc(size_t bytes) {
   size_t huge = (size_t)4 << 20, page = (size_t)2 << 20;
   size_t align = bytes >= huge ? page : 64;
