@@ -43,3 +43,32 @@ func.func @exp(%x: vector<64xf32>) -> vector<64xf32> {
   %0 = math.exp %x : vector<64xf32>
   return %0 : vector<64xf32>
 }
+
+// -----
+
+// An f32 read of a row longer than one register becomes one read per
+// register, in address order; bf16 reads and blocks of several rows stay
+// whole.
+// CHECK-LABEL: func.func @row_read
+// CHECK-DAG:   %[[C16:.+]] = arith.constant 16 : index
+// CHECK-DAG:   %[[C32:.+]] = arith.constant 32 : index
+// CHECK-DAG:   %[[C48:.+]] = arith.constant 48 : index
+// CHECK:       vector.transfer_read %{{.+}}[%{{.+}}, %c0]{{.+}} : memref<8x64xf32>, vector<1x16xf32>
+// CHECK-NEXT:  vector.insert_strided_slice
+// CHECK-NEXT:  vector.transfer_read %{{.+}}[%{{.+}}, %[[C16]]]{{.+}} : memref<8x64xf32>, vector<1x16xf32>
+// CHECK-NEXT:  vector.insert_strided_slice
+// CHECK-NEXT:  vector.transfer_read %{{.+}}[%{{.+}}, %[[C32]]]{{.+}} : memref<8x64xf32>, vector<1x16xf32>
+// CHECK-NEXT:  vector.insert_strided_slice
+// CHECK-NEXT:  vector.transfer_read %{{.+}}[%{{.+}}, %[[C48]]]{{.+}} : memref<8x64xf32>, vector<1x16xf32>
+// CHECK:       vector.transfer_read {{.+}} : memref<8x64xbf16>, vector<1x64xbf16>
+// CHECK:       vector.transfer_read {{.+}} : memref<8x64xf32>, vector<2x32xf32>
+func.func @row_read(%a: memref<8x64xf32>, %b: memref<8x64xbf16>, %i: index)
+    -> (vector<1x64xf32>, vector<1x64xbf16>, vector<2x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %f = arith.constant 0.0 : f32
+  %h = arith.constant 0.0 : bf16
+  %0 = vector.transfer_read %a[%i, %c0], %f {in_bounds = [true, true]} : memref<8x64xf32>, vector<1x64xf32>
+  %1 = vector.transfer_read %b[%i, %c0], %h {in_bounds = [true, true]} : memref<8x64xbf16>, vector<1x64xbf16>
+  %2 = vector.transfer_read %a[%i, %c0], %f {in_bounds = [true, true]} : memref<8x64xf32>, vector<2x32xf32>
+  return %0, %1, %2 : vector<1x64xf32>, vector<1x64xbf16>, vector<2x32xf32>
+}

@@ -21,9 +21,10 @@ func.func @matmul(%a: tensor<256x128xf32>, %b: tensor<128x64xf32>,
 
 // -----
 
-// M = 4 rows (a decode step of 4 grouped heads): the block has 4 rows and
-// spends the rest of the 16 accumulator registers on longer rows of B. With
-// 8 registers (AVX2), half of them: 2 rows of 4 vectors.
+// M = 4 rows (a decode step of 4 grouped heads), N = 64: the block has 4
+// rows and spends the rest of the 16 accumulator registers on whole rows of
+// B. With 8 registers (AVX2), a whole row takes all of them: half the rows,
+// 2 rows of 4 vectors.
 // CHECK-LABEL: func.func @four_rows
 // CHECK:       vector.contract {{.+}} : vector<4x1xf32>, vector<1x64xf32> into vector<4x64xf32>
 // AVX2-LABEL: func.func @four_rows
@@ -37,15 +38,42 @@ func.func @four_rows(%a: tensor<4x128xf32>, %b: tensor<128x64xf32>,
 
 // -----
 
-// M = 8 rows (an MQA decode step): 2 blocks of 4 rows x 4 vectors, not one
-// of 8 rows x 2 vectors, so B is read in 64-column pieces.
+// M = 4 or 8 rows (GQA or MQA decode), N = 128: blocks of 2 rows cover whole
+// 128-column rows of B (16 accumulators), read front to back, not 4 rows of
+// 64-column pieces. With AVX2, half the rows of 4 vectors.
+// CHECK-LABEL: func.func @four_rows_whole_b_rows
+// CHECK:       vector.contract {{.+}} : vector<2x1xf32>, vector<1x128xf32> into vector<2x128xf32>
+// AVX2-LABEL: func.func @four_rows_whole_b_rows
+// AVX2:        vector.contract {{.+}} : vector<2x1xf32>, vector<1x32xf32> into vector<2x32xf32>
+func.func @four_rows_whole_b_rows(%a: tensor<4x64xf32>, %b: tensor<64x128xf32>,
+                                  %c: tensor<4x128xf32>) -> tensor<4x128xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<4x64xf32>, tensor<64x128xf32>)
+                     outs(%c : tensor<4x128xf32>) -> tensor<4x128xf32>
+  return %0 : tensor<4x128xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @eight_rows
-// CHECK:       vector.contract {{.+}} : vector<4x1xf32>, vector<1x64xf32> into vector<4x64xf32>
+// CHECK:       vector.contract {{.+}} : vector<2x1xf32>, vector<1x128xf32> into vector<2x128xf32>
 func.func @eight_rows(%a: tensor<8x64xf32>, %b: tensor<64x128xf32>,
                       %c: tensor<8x128xf32>) -> tensor<8x128xf32> {
   %0 = linalg.matmul ins(%a, %b : tensor<8x64xf32>, tensor<64x128xf32>)
                      outs(%c : tensor<8x128xf32>) -> tensor<8x128xf32>
   return %0 : tensor<8x128xf32>
+}
+
+// -----
+
+// M = 8 rows, N = 256: a whole row of B needs all 16 accumulators, so half
+// the rows, of 4 vectors: B is read in 64-column pieces.
+// CHECK-LABEL: func.func @eight_rows_long_b_rows
+// CHECK:       vector.contract {{.+}} : vector<4x1xf32>, vector<1x64xf32> into vector<4x64xf32>
+func.func @eight_rows_long_b_rows(%a: tensor<8x64xf32>, %b: tensor<64x256xf32>,
+                                  %c: tensor<8x256xf32>) -> tensor<8x256xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<8x64xf32>, tensor<64x256xf32>)
+                     outs(%c : tensor<8x256xf32>) -> tensor<8x256xf32>
+  return %0 : tensor<8x256xf32>
 }
 
 // -----
