@@ -20,8 +20,10 @@ def TfmCPUVectorizePass : Pass<"tfm-cpu-vectorize", "::mlir::func::FuncOp"> {
 
     - matmul-like contractions whose output and right operand are contiguous
       along N: `MR x NR` blocks of the output (`MR` the largest divisor of M
-      up to `register-rows`, or half of `register-rows` when M is no larger
-      and that divides it; `NR` as many vectors as fill the
+      up to `register-rows`; when M is no larger (a decode step), at least
+      2 rows that cover whole rows of the right operand with the
+      `2 x register-rows` accumulators, else half of `register-rows` where
+      that divides M; `NR` as many vectors as fill the
       `2 x register-rows` accumulators) and one step of K, i.e. a rank-1
       update per iteration; `tfm-cpu-lower-vectors` keeps the block in
       registers across the K loop and lowers it to broadcast + FMA;
