@@ -2,14 +2,16 @@
 // touches them? Reads a [8 heads, 32768 keys, 128] f32 K and V (256 MiB) with
 // the threads splitting the heads, in 64-key tiles, four ways, and prints
 // the median GB/s of each:
-//   rows:        K and V tile rows front to back (a sequential stream);
+//   rows:        K and V tile rows front to back (a sequential stream): a
+//                decode step's pattern since its P·V blocks cover whole V
+//                rows (2x128; the second block of rows reads the tile
+//                again, from cache);
 //   tfm:         K as 16x16 blocks, 16 rows at a time, stored transposed
-//                (tfm's key tile packing, which decode steps no longer
-//                use), V in 64-column row pieces (tfm's in-place P·V with a
-//                4x64 register block);
+//                (the key tile packing, which decode steps no longer use),
+//                V in 64-column row pieces (the former 4x64 P·V block);
 //   k-blocks:    K as in tfm, V rows front to back;
-//   v-pieces:    K rows front to back, V as in tfm: a decode step's pattern
-//                since its scores are dot products along key rows.
+//   v-pieces:    K rows front to back, V as in tfm: decode's pattern before
+//                its P·V blocks covered whole V rows.
 // With a prefetch distance d > 0, every tile first prefetches all lines of
 // the K and V tile d tiles ahead. K and V lie in 2 MiB pages, as NumPy's
 // arrays of 4 MiB and more do (it asks for them with madvise), unless the
