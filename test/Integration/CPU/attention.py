@@ -110,6 +110,10 @@ add_attention("gqa_decode_kv_lengths", 3, 8, 2, 1, 300, 32, mask="causal",
 add_attention("gqa_decode_window_70", 1, 4, 1, 1, 500, 16,
               mask=("sliding_window", 70))
 add_attention("short_prompt_band", 1, 4, 1, 3, 260, 16, mask=("band", 40, 0))
+# D = 128: P·V blocks of 2 query rows cover whole V rows (4 blocks for MQA).
+add_attention("gqa_decode_d128", 2, 8, 2, 1, 333, 128, mask="causal")
+add_attention("mqa_decode_d128_window", 1, 8, 1, 1, 257, 128,
+              mask=("sliding_window", 100))
 
 # Odd sizes: S = 1, 7, 100; D = 80; Dv != D.
 add_attention("single_query_single_key", 1, 2, 1, 1, 1, 16)
