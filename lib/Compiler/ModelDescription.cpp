@@ -4,6 +4,7 @@
 
 #include "tfm/Compiler/EntryPoints.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
+#include "tfm/Support/InputLimits.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -14,6 +15,8 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
+#include <cmath>
+#include <limits>
 #include <set>
 
 using namespace mlir;
@@ -43,6 +46,9 @@ struct ModelConfig {
   bool gpt2Naming = false;
 };
 
+/// More layers than any model has; the compile time grows with each.
+constexpr int64_t kMaxLayers = 1024;
+
 llvm::Error fieldError(const llvm::Twine &message) {
   return llvm::createStringError("model description: " + message);
 }
@@ -53,7 +59,8 @@ public:
   explicit FieldReader(const llvm::json::Object &object) : object(object) {}
 
   llvm::Error integer(llvm::StringRef key, int64_t &out, bool required,
-                      int64_t minimum = 1) {
+                      int64_t minimum = 1,
+                      int64_t maximum = std::numeric_limits<int32_t>::max()) {
     used.insert(key.str());
     const llvm::json::Value *value = object.get(key);
     if (!value)
@@ -65,10 +72,15 @@ public:
     if (*number < minimum)
       return fieldError(llvm::formatv("'{0}' must be at least {1}, got {2}",
                                       key, minimum, *number));
+    if (*number > maximum)
+      return fieldError(llvm::formatv("'{0}' must be at most {1}, got {2}",
+                                      key, maximum, *number));
     out = *number;
     return llvm::Error::success();
   }
 
+  /// A number that the compiled code uses as an f32: the checks hold for
+  /// its f32 value (1e-50 is positive, its f32 is not).
   llvm::Error number(llvm::StringRef key, double &out, bool positive) {
     used.insert(key.str());
     const llvm::json::Value *value = object.get(key);
@@ -77,10 +89,11 @@ public:
     std::optional<double> number = value->getAsNumber();
     if (!number)
       return fieldError("'" + key + "' must be a number");
-    if (positive ? !(*number > 0) : !(*number >= 0))
-      return fieldError(llvm::formatv("'{0}' must be {1}, got {2}", key,
-                                      positive ? "positive" : "non-negative",
-                                      *number));
+    float single = static_cast<float>(*number);
+    if ((positive ? !(single > 0) : !(single >= 0)) || std::isinf(single))
+      return fieldError(llvm::formatv(
+          "'{0}' must be {1} and finite as a 32-bit float, got {2:e}", key,
+          positive ? "positive" : "non-negative", *number));
     out = *number;
     return llvm::Error::success();
   }
@@ -130,8 +143,41 @@ private:
   std::set<std::string> used;
 };
 
+/// Weights of one layer's projections and FFN (norms and biases aside).
+double layerMatrixWeights(const ModelConfig &config) {
+  double d = config.dModel, headDim = d / config.numHeads;
+  double kvRows = config.numKvHeads * headDim;
+  double ffnWeights = (isGatedFFN(config.ffn) ? 3 : 2) * d * config.dFF;
+  return 2 * d * d + 2 * kvRows * d + ffnWeights;
+}
+
+/// Fails when the weights could not fit in the memory of any machine, naming
+/// the fields that make them so large. In doubles: the fields are below 2^31,
+/// so nothing overflows.
+llvm::Error checkWeightBytes(const ModelConfig &config) {
+  double d = config.dModel, elementBytes = config.dtype == "f32" ? 4 : 2;
+  double vectors = 4 * d + 2 * config.dFF; // norms and biases, at most
+  std::pair<double, const char *> terms[] = {
+      {(config.tieEmbeddings ? 1 : 2) * config.vocabSize * d,
+       "'vocab_size' x 'd_model'"},
+      {config.maxPositions * d, "'max_positions' x 'd_model'"},
+      {config.numLayers * (layerMatrixWeights(config) + vectors),
+       "'num_layers' x the layer weights ('d_model', 'd_ff')"}};
+  double total = 0;
+  for (auto [weights, fields] : terms)
+    total += weights * elementBytes;
+  if (total <= static_cast<double>(kMaxArrayBytes))
+    return llvm::Error::success();
+  auto largest = *llvm::max_element(
+      terms, [](auto a, auto b) { return a.first < b.first; });
+  return fieldError(llvm::formatv(
+      "the weights would take {0:e2} bytes, more than a process can address "
+      "(2^47); most of them come from {1}",
+      total, largest.second));
+}
+
 llvm::Expected<ModelConfig> parseConfig(llvm::StringRef json) {
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(json);
+  llvm::Expected<llvm::json::Value> parsed = parseJSON(json);
   if (!parsed)
     return fieldError("invalid JSON: " + llvm::toString(parsed.takeError()));
   const llvm::json::Object *object = parsed->getAsObject();
@@ -151,7 +197,8 @@ llvm::Expected<ModelConfig> parseConfig(llvm::StringRef json) {
     return std::move(error);
   if (auto error = reader.integer("d_model", config.dModel, true))
     return std::move(error);
-  if (auto error = reader.integer("num_layers", config.numLayers, true))
+  if (auto error = reader.integer("num_layers", config.numLayers, true,
+                                  /*minimum=*/1, kMaxLayers))
     return std::move(error);
   if (auto error = reader.integer("num_heads", config.numHeads, true))
     return std::move(error);
@@ -246,6 +293,8 @@ llvm::Expected<ModelConfig> parseConfig(llvm::StringRef json) {
   config.dtype = dtype;
   if (config.mlpBias && isGatedFFN(config.ffn))
     return fieldError("'mlp_bias' is only supported with plain FFN kinds");
+  if (auto error = checkWeightBytes(config))
+    return std::move(error);
   if (config.gpt2Naming) {
     // A GPT-2 checkpoint has exactly this structure.
     std::string mismatch =
@@ -488,12 +537,9 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
 /// per visible (query, key) pair 2·D for QKᵀ and 2·D for PV in every head.
 static FlopModel flopsOf(const ModelConfig &config) {
   double d = config.dModel, headDim = d / config.numHeads;
-  double kvRows = config.numKvHeads * headDim;
-  double ffnWeights = (isGatedFFN(config.ffn) ? 3 : 2) * d * config.dFF;
-  double layerWeights = 2 * d * d + 2 * kvRows * d + ffnWeights;
   FlopModel flops;
-  flops.perToken =
-      2 * (config.numLayers * layerWeights + config.vocabSize * d);
+  flops.perToken = 2 * (config.numLayers * layerMatrixWeights(config) +
+                        config.vocabSize * d);
   flops.perVisiblePair = 4.0 * headDim * config.numHeads * config.numLayers;
   flops.slidingWindow = config.slidingWindow;
   return flops;

@@ -1,6 +1,7 @@
 //===- Manifest.cpp - the JSON manifest of a compiled library --------------===//
 
 #include "tfm/Runtime/Manifest.h"
+#include "tfm/Support/InputLimits.h"
 
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -82,8 +83,12 @@ parseTensors(const json::Array *array) {
     if (!shape || !name || !dtype)
       return malformed("a tensor needs name, shape and dtype");
     TensorSignature tensor{name->str(), {}, dtype->str(), {}};
-    for (const json::Value &size : *shape)
-      tensor.shape.push_back(size.getAsInteger().value_or(-1));
+    for (const json::Value &size : *shape) {
+      std::optional<int64_t> dim = size.getAsInteger();
+      if (!dim || *dim < -1)
+        return malformed("a dim must be an integer, -1 when dynamic");
+      tensor.shape.push_back(*dim);
+    }
     if (const json::Array *sources = object->getArray("dim_sources")) {
       for (const json::Value &source : *sources) {
         const json::Array *pair = source.getAsArray();
@@ -102,7 +107,7 @@ parseTensors(const json::Array *array) {
 }
 
 llvm::Expected<Manifest> mlir::tfm::parseManifest(llvm::StringRef text) {
-  llvm::Expected<json::Value> root = json::parse(text);
+  llvm::Expected<json::Value> root = parseJSON(text);
   if (!root)
     return malformed(llvm::toString(root.takeError()));
   const json::Object *object = root->getAsObject();
@@ -123,6 +128,12 @@ llvm::Expected<Manifest> mlir::tfm::parseManifest(llvm::StringRef text) {
     auto outputs = parseTensors(entry->getArray("outputs"));
     if (!outputs)
       return outputs.takeError();
+    for (const TensorSignature &output : *outputs)
+      for (const std::optional<DimSource> &source : output.dimSources)
+        if (source && (source->input >= inputs->size() ||
+                       source->dim >= (*inputs)[source->input].shape.size()))
+          return malformed("output '" + output.name +
+                           "' is sized from an input dim that does not exist");
     std::vector<std::string> checks;
     if (const json::Array *list = entry->getArray("checks"))
       for (const json::Value &check : *list)

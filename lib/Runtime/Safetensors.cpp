@@ -2,29 +2,40 @@
 //
 // Format: an 8-byte little-endian header size, a JSON header mapping tensor
 // names to {"dtype", "shape", "data_offsets": [begin, end]} (offsets into the
-// data that follows the header), and an optional "__metadata__" entry.
+// data that follows the header), and an optional "__metadata__" entry. The
+// tensors' ranges tile the data exactly; names are unique.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tfm/Runtime/HostArray.h"
 #include "tfm/Runtime/Manifest.h"
+#include "tfm/Support/InputLimits.h"
 
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <tuple>
+
 using namespace mlir::tfm;
 namespace json = llvm::json;
+
+/// The reference implementation refuses larger headers.
+constexpr uint64_t kMaxHeaderBytes = 100'000'000;
 
 llvm::Expected<std::map<std::string, HostArray>>
 mlir::tfm::readSafetensors(llvm::StringRef path) {
   auto buffer = readFile(path);
   if (!buffer)
     return buffer.takeError();
-  llvm::StringRef data = (*buffer)->getBuffer();
+  return parseSafetensors((*buffer)->getBuffer(), path);
+}
+
+llvm::Expected<std::map<std::string, HostArray>>
+mlir::tfm::parseSafetensors(llvm::StringRef data, llvm::StringRef name) {
   auto bad = [&](const llvm::Twine &why) {
-    return llvm::createStringError("'" + path +
+    return llvm::createStringError("'" + name +
                                    "' is not a valid .safetensors file: " +
                                    why);
   };
@@ -34,29 +45,47 @@ mlir::tfm::readSafetensors(llvm::StringRef path) {
   for (int i = 0; i < 8; ++i)
     headerSize |= static_cast<uint64_t>(static_cast<uint8_t>(data[i]))
                   << (8 * i);
+  if (headerSize > kMaxHeaderBytes)
+    return bad(llvm::formatv("header of {0} bytes (at most {1})", headerSize,
+                             kMaxHeaderBytes));
   if (headerSize > data.size() - 8)
     return bad("header size exceeds the file");
+  llvm::StringRef headerText = data.substr(8, headerSize);
+  if (!headerText.starts_with("{"))
+    return bad("the header does not start with '{'");
+  // Shapes and offsets are unsigned integers: 2.0 or -1 is not one.
   llvm::Expected<json::Value> header =
-      json::parse(data.substr(8, headerSize));
+      parseJSON(headerText, {kMaxNestingDepth, /*unsignedIntegersOnly=*/true});
   if (!header)
-    return bad(llvm::toString(header.takeError()));
+    return bad("header: " + llvm::toString(header.takeError()));
   const json::Object *entries = header->getAsObject();
   if (!entries)
     return bad("the header is not a JSON object");
   llvm::StringRef payload = data.drop_front(8 + headerSize);
 
   std::map<std::string, HostArray> tensors;
+  // Data ranges {begin, end, tensor}: sorted, they must tile the payload.
+  std::vector<std::tuple<uint64_t, uint64_t, std::string>> ranges;
   for (const auto &[key, value] : *entries) {
-    if (key == "__metadata__")
+    std::string tensor = key.str();
+    if (tensor == "__metadata__") {
+      const json::Object *metadata = value.getAsObject();
+      if (!metadata || llvm::any_of(*metadata, [](const auto &entry) {
+            return !entry.second.getAsString();
+          }))
+        return bad("__metadata__ must map strings to strings");
       continue;
+    }
     const json::Object *entry = value.getAsObject();
     std::optional<llvm::StringRef> dtype =
         entry ? entry->getString("dtype") : std::nullopt;
     const json::Array *shape = entry ? entry->getArray("shape") : nullptr;
     const json::Array *offsets =
         entry ? entry->getArray("data_offsets") : nullptr;
-    if (!dtype || !shape || !offsets || offsets->size() != 2)
-      return bad("tensor '" + key.str() + "' lacks dtype, shape or offsets");
+    if (!dtype || !shape || !offsets || offsets->size() != 2 ||
+        entry->size() != 3)
+      return bad("tensor '" + tensor +
+                 "' must have exactly dtype, shape and data_offsets");
     std::string ours = llvm::StringSwitch<std::string>(*dtype)
                            .Case("F32", "f32")
                            .Case("F16", "f16")
@@ -66,26 +95,46 @@ mlir::tfm::readSafetensors(llvm::StringRef path) {
                            .Case("BOOL", "i1")
                            .Default("");
     if (ours.empty())
-      return bad("tensor '" + key.str() + "' has unsupported dtype " + *dtype);
+      return bad("tensor '" + tensor + "' has unsupported dtype " + *dtype);
     HostArray array{ours, {}, {}};
     for (const json::Value &size : *shape) {
       std::optional<int64_t> dim = size.getAsInteger();
-      if (!dim || *dim < 0)
-        return bad("tensor '" + key.str() + "' has a bad shape");
+      if (!dim)
+        return bad("tensor '" + tensor + "' has a bad shape");
       array.shape.push_back(*dim);
     }
+    llvm::Expected<uint64_t> expected =
+        checkedByteSize(array.shape, elementSize(ours));
+    if (!expected)
+      return bad("tensor '" + tensor + "': " +
+                 llvm::toString(expected.takeError()));
     std::optional<int64_t> begin = (*offsets)[0].getAsInteger(),
                            end = (*offsets)[1].getAsInteger();
-    size_t expected = array.numElements() * elementSize(ours);
-    if (!begin || !end || *begin < 0 || *end < *begin ||
-        static_cast<uint64_t>(*end) > payload.size() ||
-        static_cast<size_t>(*end - *begin) != expected)
+    if (!begin || !end || *end < *begin ||
+        static_cast<uint64_t>(*end - *begin) != *expected)
       return bad(llvm::formatv("tensor '{0}' ({1}) has data offsets that do "
-                               "not fit it or the file",
-                               key.str(), array.describe()));
-    llvm::StringRef bytes = payload.substr(*begin, *end - *begin);
-    array.bytes.assign(bytes.bytes_begin(), bytes.bytes_end());
-    tensors.emplace(key.str(), std::move(array));
+                               "not fit its size",
+                               tensor, array.describe()));
+    ranges.emplace_back(*begin, *end, tensor);
+    tensors.emplace(tensor, std::move(array));
+  }
+  llvm::sort(ranges);
+  uint64_t covered = 0;
+  for (const auto &[begin, end, tensor] : ranges) {
+    if (begin != covered)
+      return bad(llvm::formatv("tensor '{0}' starts at data offset {1}, not "
+                               "where the previous one ends ({2}): tensors "
+                               "must cover the data without gaps or overlaps",
+                               tensor, begin, covered));
+    covered = end;
+  }
+  if (covered != payload.size())
+    return bad(llvm::formatv("the tensors cover {0} data bytes, the file "
+                             "holds {1}",
+                             covered, payload.size()));
+  for (const auto &[begin, end, tensor] : ranges) {
+    llvm::StringRef bytes = payload.slice(begin, end);
+    tensors[tensor].bytes.assign(bytes.bytes_begin(), bytes.bytes_end());
   }
   return tensors;
 }

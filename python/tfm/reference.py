@@ -84,7 +84,7 @@ def attention(query, key, value, *, mask=None, kv_lengths=None, dense_mask=None,
     if dense_mask is not None:
         visible &= np.asarray(dense_mask, dtype=bool)
     scores = np.where(visible, scores, -np.inf)
-    row_max = scores.max(axis=-1, keepdims=True)
+    row_max = scores.max(axis=-1, keepdims=True, initial=-np.inf)  # Skv may be 0
     row_max = np.where(np.isneginf(row_max), 0.0, row_max)
     probs = np.exp(scores - row_max)
     row_sum = probs.sum(axis=-1, keepdims=True)

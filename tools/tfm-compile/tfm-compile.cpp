@@ -13,6 +13,7 @@
 #include "tfm/Compiler/EntryPoints.h"
 #include "tfm/Compiler/ModelDescription.h"
 #include "tfm/InitTfm.h"
+#include "tfm/Support/InputLimits.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -186,6 +187,8 @@ int main(int argc, char **argv) {
     module = std::move(model->module);
     manifest.flops = model->flops;
   } else {
+    if (llvm::Error error = checkSourceNesting(input->getBuffer()))
+      return fail(inputPath + ": " + llvm::toString(std::move(error)));
     llvm::SourceMgr sourceMgr;
     sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
     SourceMgrDiagnosticHandler handler(sourceMgr, &context);

@@ -121,8 +121,12 @@ bindFlag(llvm::StringRef flag, llvm::StringRef text, const EntryPoint &entry,
 
 /// Random parameters: N(0, 1/fan_in) matrices, ones for norm weights, small
 /// values for other vectors.
-HostArray randomArray(const TensorSignature &spec, std::mt19937_64 &rng) {
-  HostArray array = makeArray(spec.dtype, spec.shape);
+llvm::Expected<HostArray> randomArray(const TensorSignature &spec,
+                                      std::mt19937_64 &rng) {
+  llvm::Expected<HostArray> made = makeArray(spec.dtype, spec.shape);
+  if (!made)
+    return made.takeError();
+  HostArray &array = *made;
   bool normWeight = llvm::StringRef(spec.name).ends_with("norm.weight");
   double scale = spec.shape.size() >= 2 ? 1.0 / std::sqrt(spec.shape.back())
                                         : 0.1;
@@ -142,11 +146,12 @@ HostArray randomArray(const TensorSignature &spec, std::mt19937_64 &rng) {
       std::memcpy(out, &half, 2);
     }
   }
-  return array;
+  return made;
 }
 
 /// The memref descriptor {allocated, aligned, offset, sizes, strides} of a
-/// contiguous array, as 64-bit words.
+/// contiguous array, as 64-bit words. The strides cannot overflow: a
+/// HostArray's size was checked when it was made.
 std::vector<int64_t> descriptorOf(HostArray &array) {
   int64_t rank = array.shape.size();
   std::vector<int64_t> words(3 + 2 * rank);
@@ -239,7 +244,11 @@ int main(int argc, char **argv) {
                    spec.dtype == "bf16";
     bool isStatic = llvm::all_of(spec.shape, [](int64_t s) { return s >= 0; });
     if (!bound[i] && randomSeed >= 0 && isFloat && isStatic) {
-      bound[i] = randomArray(spec, rng);
+      llvm::Expected<HostArray> array = randomArray(spec, rng);
+      if (!array)
+        return fail("input '" + spec.name + "': " +
+                    llvm::toString(array.takeError()));
+      bound[i] = std::move(*array);
       origin[i] = "--random-params";
     }
     if (!bound[i])
@@ -273,7 +282,11 @@ int main(int argc, char **argv) {
       const DimSource &source = *spec.dimSources[d];
       shape.push_back(bound[source.input]->shape[source.dim]);
     }
-    results.push_back(makeArray(spec.dtype, shape));
+    llvm::Expected<HostArray> array = makeArray(spec.dtype, shape);
+    if (!array)
+      return fail("output '" + spec.name + "': " +
+                  llvm::toString(array.takeError()));
+    results.push_back(std::move(*array));
   }
 
   // One descriptor per input then output, passed as a pointer array.

@@ -206,10 +206,13 @@ struct TfmCPUVectorizePass
           << "vector-width and register-rows must be positive";
       return signalPassFailure();
     }
+    // An op with an empty loop (a zero-size dim) computes nothing: it stays
+    // a loop that never runs, as register tiles cannot divide its range.
     SmallVector<linalg::LinalgOp> ops;
     getOperation()->walk([&](linalg::LinalgOp op) {
       if (op.hasPureTensorSemantics() && op.getNumLoops() > 0 &&
-          !op.hasDynamicShape() && !hasSubByteOperand(op))
+          !op.hasDynamicShape() && !hasSubByteOperand(op) &&
+          !llvm::is_contained(op.getStaticLoopRanges(), 0))
         ops.push_back(op);
     });
     IRRewriter rewriter(&getContext());

@@ -192,3 +192,27 @@ func.func @left_alone(%x: tensor<?x64xf32>, %mask: tensor<8x64xi1>)
   } -> tensor<8x64xi1>
   return %0, %1 : tensor<?x64xf32>, tensor<8x64xi1>
 }
+
+// -----
+
+// Ops with a zero-size loop compute nothing: they stay as they are (tiling
+// them to registers used to crash the pass), whichever dim is empty.
+// CHECK-LABEL: func.func @empty_loops_left_alone
+// CHECK-NOT:   vector.
+// CHECK:       linalg.matmul
+// CHECK:       linalg.matmul
+// CHECK:       linalg.matmul
+// CHECK-NOT:   vector.
+func.func @empty_loops_left_alone(%a: tensor<8x16xf32>, %b0: tensor<16x0xf32>,
+    %c0: tensor<8x0xf32>, %a0: tensor<0x16xf32>, %b: tensor<16x32xf32>,
+    %c: tensor<0x32xf32>, %ak: tensor<8x0xf32>, %bk: tensor<0x32xf32>,
+    %ck: tensor<8x32xf32>)
+    -> (tensor<8x0xf32>, tensor<0x32xf32>, tensor<8x32xf32>) {
+  %n = linalg.matmul ins(%a, %b0 : tensor<8x16xf32>, tensor<16x0xf32>)
+      outs(%c0 : tensor<8x0xf32>) -> tensor<8x0xf32>
+  %m = linalg.matmul ins(%a0, %b : tensor<0x16xf32>, tensor<16x32xf32>)
+      outs(%c : tensor<0x32xf32>) -> tensor<0x32xf32>
+  %k = linalg.matmul ins(%ak, %bk : tensor<8x0xf32>, tensor<0x32xf32>)
+      outs(%ck : tensor<8x32xf32>) -> tensor<8x32xf32>
+  return %n, %m, %k : tensor<8x0xf32>, tensor<0x32xf32>, tensor<8x32xf32>
+}

@@ -89,7 +89,7 @@ func.func @mask_on_self_attention_sliding_window_zero(%x: tensor<1x16x64xf32>,
 func.func @rope_zero_theta(%x: tensor<1x16x64xf32>, %wq: tensor<64x64xf32>,
     %wk: tensor<16x64xf32>, %wv: tensor<16x64xf32>, %wo: tensor<64x64xf32>,
     %pos: tensor<16xi32>) -> tensor<1x16x64xf32> {
-  // expected-error @+2 {{rope theta must be positive and finite, got 0.000000e+00}}
+  // expected-error @+2 {{rope theta must be positive and finite as an f32, got 0.000000e+00}}
   %r = tfm.self_attention %x heads(8, 2) q(%wq) k(%wk) v(%wv) o(%wo)
       positions(%pos) {rope = #tfm.rope<theta = 0.0, style = half>}
       : (tensor<1x16x64xf32>, tensor<64x64xf32>, tensor<16x64xf32>,
@@ -100,19 +100,31 @@ func.func @rope_zero_theta(%x: tensor<1x16x64xf32>, %wq: tensor<64x64xf32>,
 
 // -----
 
-// expected-error @+1 {{rope theta must be positive and finite, got -1.000000e+04}}
+// expected-error @+1 {{rope theta must be positive and finite as an f32, got -1.000000e+04}}
 #rope_alias_negative_theta = #tfm.rope<theta = -1.0e+04, style = interleaved>
 
 // -----
 
 // NaN fails `theta > 0` too.
-// expected-error @+1 {{rope theta must be positive and finite, got nan}}
+// expected-error @+1 {{rope theta must be positive and finite as an f32, got nan}}
 #rope_alias_nan_theta = #tfm.rope<theta = 0x7FF8000000000000, style = half>
 
 // -----
 
-// expected-error @+1 {{rope theta must be positive and finite, got INF}}
+// expected-error @+1 {{rope theta must be positive and finite as an f32, got INF}}
 #rope_alias_infinite_theta = #tfm.rope<theta = 0x7FF0000000000000, style = half>
+
+// -----
+
+// Positive as a double, 0 as the f32 that passes apply.
+// expected-error @+1 {{rope theta must be positive and finite as an f32, got 1.000000e-50}}
+#rope_alias_theta_underflows_f32 = #tfm.rope<theta = 1.0e-50, style = half>
+
+// -----
+
+// Finite as a double, infinite as an f32.
+// expected-error @+1 {{rope theta must be positive and finite as an f32, got 1.000000e+39}}
+#rope_alias_theta_overflows_f32 = #tfm.rope<theta = 1.0e+39, style = half>
 
 // -----
 

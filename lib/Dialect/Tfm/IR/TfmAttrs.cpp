@@ -4,6 +4,8 @@
 
 #include "mlir/IR/Diagnostics.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::tfm;
 
@@ -151,10 +153,14 @@ void MaskAttr::print(AsmPrinter &printer) const {
 // RopeAttr
 //===----------------------------------------------------------------------===//
 
+/// Passes apply theta as an f32 (`tfm.rope`'s attribute), so the f32 value
+/// is the one that must be positive and finite: 1e-50 is not.
 LogicalResult RopeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                APFloat theta, RopeStyle) {
-  if (!(theta.convertToDouble() > 0) || theta.isInfinity())
-    return emitError() << "rope theta must be positive and finite, got "
+  float single = static_cast<float>(theta.convertToDouble());
+  if (!(single > 0) || std::isinf(single))
+    return emitError() << "rope theta must be positive and finite as an f32, "
+                          "got "
                        << theta.convertToDouble();
   return success();
 }
