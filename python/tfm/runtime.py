@@ -86,57 +86,106 @@ class EntryPoint:
         self.inputs = spec["inputs"]
         self.outputs = spec["outputs"]
 
-    def _check(self, index, array):
-        spec = self.inputs[index]
+    def _check(self, kind, spec, array, shape):
+        """Raises unless `array` has `spec`'s dtype and `shape` (None: any
+        size)."""
         expected = NUMPY_DTYPES[spec["dtype"]]
         if array.dtype != expected:
-            raise TypeError(f"{self.name}: input '{spec['name']}' must be "
+            raise TypeError(f"{self.name}: {kind} '{spec['name']}' must be "
                             f"{spec['dtype']} ({expected}), got {array.dtype}")
-        shape = spec["shape"]
         if array.ndim != len(shape) or any(
-                s >= 0 and s != a for s, a in zip(shape, array.shape)):
-            pretty = ["?" if s < 0 else s for s in shape]
-            raise ShapeError(f"{self.name}: input '{spec['name']}' must have "
+                s is not None and s != a for s, a in zip(shape, array.shape)):
+            pretty = ["?" if s is None else s for s in shape]
+            raise ShapeError(f"{self.name}: {kind} '{spec['name']}' must have "
                              f"shape {pretty}, got {list(array.shape)}")
 
-    def _output_shape(self, spec, inputs):
-        shape = []
-        sources = spec.get("dim_sources") or [None] * len(spec["shape"])
-        for size, source in zip(spec["shape"], sources):
-            if size >= 0:
-                shape.append(size)
-            elif source is not None:
-                shape.append(inputs[source[0]].shape[source[1]])
-            else:
-                raise ShapeError(f"{self.name}: cannot size output "
-                                 f"'{spec['name']}'; pass out=")
-        return tuple(shape)
-
-    def __call__(self, *args, out=None, **named):
+    def _bind(self, args, named):
+        """The inputs in manifest order, given by position or by name."""
         if args and named:
             raise TypeError(f"{self.name}: pass inputs by position or by name, not both")
-        if named:
-            missing = [s["name"] for s in self.inputs if s["name"] not in named]
-            unknown = set(named) - {s["name"] for s in self.inputs}
-            if missing or unknown:
-                raise TypeError(f"{self.name}: missing inputs {missing}, "
-                                f"unknown inputs {sorted(unknown)}")
-            args = [named[s["name"]] for s in self.inputs]
+        if not named:
+            return args
+        missing = [s["name"] for s in self.inputs if s["name"] not in named]
+        unknown = set(named) - {s["name"] for s in self.inputs}
+        if missing or unknown:
+            raise TypeError(f"{self.name}: missing inputs {missing}, "
+                            f"unknown inputs {sorted(unknown)}")
+        return [named[s["name"]] for s in self.inputs]
+
+    def _inputs(self, args):
+        """`args` as checked, C-contiguous, aligned arrays (copies only where
+        the layout requires one; values are never converted)."""
         if len(args) != len(self.inputs):
             raise TypeError(f"{self.name}: expected {len(self.inputs)} inputs, "
                             f"got {len(args)}")
-        inputs = [np.ascontiguousarray(a) for a in args]
-        for i, array in enumerate(inputs):
-            self._check(i, array)
-        if out is None:
-            out = [np.empty(self._output_shape(spec, inputs),
-                            NUMPY_DTYPES[spec["dtype"]]) for spec in self.outputs]
-        status = self._library.call(self.name, inputs, out)
+        inputs = []
+        for spec, value in zip(self.inputs, args):
+            try:
+                array = np.asarray(value)
+            except ValueError as error:  # e.g. a ragged list
+                raise TypeError(f"{self.name}: input '{spec['name']}' is not "
+                                f"an array: {error}") from None
+            self._check("input", spec, array,
+                        [s if s >= 0 else None for s in spec["shape"]])
+            inputs.append(np.require(array, requirements=["C", "A"]))
+        return inputs
+
+    def _output_shape(self, spec, inputs):
+        """`spec`'s shape, dynamic dims sized from their dim source (None
+        where the manifest has none)."""
+        sources = spec.get("dim_sources") or [None] * len(spec["shape"])
+        return [size if size >= 0 else
+                inputs[source[0]].shape[source[1]] if source else None
+                for size, source in zip(spec["shape"], sources)]
+
+    def _allocate(self, inputs):
+        outputs = []
+        for spec in self.outputs:
+            shape = self._output_shape(spec, inputs)
+            if None in shape:
+                raise ShapeError(f"{self.name}: cannot size output "
+                                 f"'{spec['name']}'; pass out=")
+            outputs.append(np.empty(shape, NUMPY_DTYPES[spec["dtype"]]))
+        return outputs
+
+    def _outputs(self, out, inputs):
+        """The caller's output buffers, checked: the compiled code writes
+        into them without knowing their size, and must not write into an
+        input (the ABI forbids aliasing) or a read-only buffer."""
+        count = len(self.outputs)
+        if not isinstance(out, (list, tuple)) or len(out) != count:
+            got = f"{len(out)}" if isinstance(out, (list, tuple)) else type(out).__name__
+            raise TypeError(f"{self.name}: out= must be a list of {count} "
+                            f"output arrays, got {got}")
+        names = [s["name"] for s in self.inputs + self.outputs]
+        for i, (spec, array) in enumerate(zip(self.outputs, out)):
+            where = f"{self.name}: output '{spec['name']}'"
+            if not isinstance(array, np.ndarray):
+                raise TypeError(f"{where} must be a numpy.ndarray, "
+                                f"got {type(array).__name__}")
+            self._check("output", spec, array, self._output_shape(spec, inputs))
+            if not (array.flags.c_contiguous and array.flags.aligned):
+                raise ValueError(f"{where} must be C-contiguous and aligned")
+            if not array.flags.writeable:
+                raise ValueError(f"{where} is read-only")
+            for name, other in zip(names, inputs + list(out[:i])):
+                if np.may_share_memory(array, other):
+                    raise ValueError(f"{where} overlaps '{name}': inputs and "
+                                     f"outputs must not alias")
+        return list(out)
+
+    def _failure(self, status):
+        checks = self.spec.get("checks", [])
+        what = checks[status - 1] if 0 < status <= len(checks) else "unknown check"
+        return RuntimeCheckError(f"{self.name}: runtime check {status} failed: {what}")
+
+    def __call__(self, *args, out=None, **named):
+        inputs = self._inputs(self._bind(args, named))
+        outputs = self._allocate(inputs) if out is None else self._outputs(out, inputs)
+        status = self._library._invoke(self.name, inputs + outputs)
         if status != 0:
-            checks = self.spec.get("checks", [])
-            what = checks[status - 1] if 0 < status <= len(checks) else "unknown check"
-            raise RuntimeCheckError(f"{self.name}: runtime check {status} failed: {what}")
-        return out[0] if len(out) == 1 else tuple(out)
+            raise self._failure(status)
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
 class Library:
@@ -166,24 +215,38 @@ class Library:
 
     def call(self, name, inputs, outputs):
         """Runs entry point `name` on `inputs`, writing into `outputs`;
-        returns its status (0, or 1 + index of the failed runtime check)."""
+        returns its status (0, or 1 + index of the failed runtime check).
+        When the manifest describes `name`, the arrays are checked as by
+        `EntryPoint`; otherwise the caller must get them right."""
+        entry = self.entry_points.get(name)
+        if entry:
+            inputs = entry._inputs(inputs)
+            outputs = entry._outputs(outputs, inputs)
+        else:
+            inputs = [np.require(a, requirements=["C", "A"]) for a in inputs]
+            outputs = list(outputs)
+        return self._invoke(name, inputs + outputs)
+
+    def _invoke(self, name, arrays):
         try:
             function = getattr(self._library, "_mlir_ciface_" + name)
         except AttributeError:
             raise KeyError(f"{self.path} has no entry point '{name}'") from None
-        arrays = [np.ascontiguousarray(a) for a in inputs] + list(outputs)
         descriptors = [_describe(a) for a in arrays]
         function.restype = ctypes.c_int32
         return function(*[ctypes.byref(d) for d in descriptors])
 
 
 def to_bf16(array):
-    """Rounds a float array to bf16 (nearest even), as uint16 bit patterns."""
-    bits = np.asarray(array, dtype=np.float32).view(np.uint32).astype(np.uint64)
-    rounding = 0x7FFF + ((bits >> 16) & 1)
-    return ((bits + rounding) >> 16).astype(np.uint16)
+    """Rounds a float array to bf16 (nearest even), as uint16 bit patterns.
+    A NaN becomes the quiet NaN of its sign: rounding its bits could carry
+    into the exponent (an infinity) or past the sign bit."""
+    bits = np.asarray(array, dtype=np.float32).view(np.uint32).astype(np.int64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+    nan = (bits & 0x7FFFFFFF) > 0x7F800000
+    return np.where(nan, (bits >> 16) & 0x8000 | 0x7FC0, rounded).astype(np.uint16)
 
 
 def from_bf16(bits):
     """The float32 values of bf16 bit patterns."""
-    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32)
