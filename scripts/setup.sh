@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build ccache
   clang-22 lld-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
-  libomp-22-dev
+  libomp-22-dev libclang-rt-22-dev
   python3-numpy python3-torch
 )
 

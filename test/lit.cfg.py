@@ -37,3 +37,10 @@ config.environment["PYTHONPATH"] = os.pathsep.join(
     [os.path.join(config.tfm_src_root, "python"),
      os.path.join(config.tfm_src_root, "test", "Integration")])
 config.environment["TFM_BUILD_DIR"] = config.tfm_obj_root
+
+# The sanitizer build (scripts/sanitize.sh; its options are built into the
+# tools, lib/Support/SanitizerDefaults.cpp): any report fails its test. Stock
+# mlir-opt cannot load an instrumented plugin (the ASan runtime must come
+# first), so the tests that load the plugin are unsupported there.
+if config.tfm_sanitize:
+    config.available_features.add("asan")

@@ -2,6 +2,8 @@
 // RUN:   --load-pass-plugin=%tfm_libs/TfmPlugin%shlibext \
 // RUN:   --split-input-file --pass-pipeline="builtin.module(convert-scf-to-openmp,tfm-cpu-dynamic-schedule)" \
 // RUN:   | FileCheck %s
+// Stock mlir-opt cannot load the sanitizer build's plugin.
+// UNSUPPORTED: asan
 
 // A parallel tile loop becomes a work-sharing loop that hands its iterations
 // out one at a time.

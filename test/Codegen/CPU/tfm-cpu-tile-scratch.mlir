@@ -3,6 +3,8 @@
 // RUN:   --load-pass-plugin=%tfm_libs/TfmPlugin%shlibext \
 // RUN:   --pass-pipeline="builtin.module(func.func(tfm-cpu-promote-tile-buffers),scf-forall-to-parallel,convert-scf-to-openmp,tfm-cpu-hoist-thread-scratch)" \
 // RUN:   | FileCheck %s --check-prefix=HOIST
+// Stock mlir-opt cannot load the sanitizer build's plugin.
+// UNSUPPORTED: asan
 
 // Fixed-size buffers of a parallel tile move to the stack at the start of the
 // tile, also from the key loop and its branches when no iteration passes

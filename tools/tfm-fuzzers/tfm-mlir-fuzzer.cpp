@@ -1,0 +1,41 @@
+//===- tfm-mlir-fuzzer.cpp - fuzz parsing, verification and the passes -----===//
+//
+// What tfm-compile does with MLIR text up to the LLVM dialect: the nesting
+// limit, parse + verify, the entry-point checks, and every stage of
+// tfm-lower-to-llvm-pipeline.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfm/Compiler/Driver.h"
+#include "tfm/Compiler/EntryPoints.h"
+#include "tfm/InitTfm.h"
+#include "tfm/Support/InputLimits.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+using namespace mlir;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  static DialectRegistry *registry = [] {
+    tfm::registerTfmPasses();
+    auto *registry = new DialectRegistry();
+    tfm::registerTfmDialects(*registry);
+    return registry;
+  }();
+  llvm::StringRef text(reinterpret_cast<const char *>(data), size);
+  if (llvm::Error error = tfm::checkSourceNesting(text)) {
+    llvm::consumeError(std::move(error));
+    return 0;
+  }
+  MLIRContext context(*registry, MLIRContext::Threading::DISABLED);
+  ScopedDiagnosticHandler quiet(&context, [](Diagnostic &) { return success(); });
+  ParserConfig config(&context);
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, config);
+  if (!module || failed(tfm::collectEntryPoints(*module)))
+    return 0;
+  (void)tfm::lowerModule(*module, tfm::Stage::LLVMDialect, {});
+  return 0;
+}

@@ -1,0 +1,34 @@
+//===- tfm-model-fuzzer.cpp - fuzz the model description reader ------------===//
+//
+// A description that is accepted must expand into a module that verifies
+// (buildModelFromJSON checks) and lowers to linalg like tfm-compile does.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfm/Compiler/Driver.h"
+#include "tfm/Compiler/ModelDescription.h"
+#include "tfm/InitTfm.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+
+using namespace mlir;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  static DialectRegistry *registry = [] {
+    auto *registry = new DialectRegistry();
+    tfm::registerTfmDialects(*registry);
+    return registry;
+  }();
+  MLIRContext context(*registry, MLIRContext::Threading::DISABLED);
+  ScopedDiagnosticHandler quiet(&context, [](Diagnostic &) { return success(); });
+  llvm::StringRef text(reinterpret_cast<const char *>(data), size);
+  llvm::Expected<tfm::ModelModule> model = tfm::buildModelFromJSON(text, &context);
+  if (!model) {
+    llvm::consumeError(model.takeError());
+    return 0;
+  }
+  (void)tfm::lowerModule(*model->module, tfm::Stage::Linalg, {});
+  return 0;
+}
