@@ -3,6 +3,7 @@
 #include "tfm/Compiler/EntryPoints.h"
 
 #include "tfm/Dialect/Tfm/Transforms/Transforms.h"
+#include "tfm/Support/InputLimits.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -45,9 +46,20 @@ static FailureOr<TensorSignature> signatureOf(func::FuncOp func, Type type,
                                "i32, i64 or i1)";
   TensorSignature signature;
   signature.name = name ? name.str() : std::move(fallback);
-  for (int64_t size : tensor.getShape())
+  SmallVector<int64_t> staticDims;
+  for (int64_t size : tensor.getShape()) {
     signature.shape.push_back(ShapedType::isDynamic(size) ? -1 : size);
+    if (!ShapedType::isDynamic(size))
+      staticDims.push_back(size);
+  }
   signature.dtype = *dtype;
+  // No caller could pass or receive a larger array.
+  llvm::Expected<uint64_t> bytes =
+      checkedByteSize(staticDims, elementSize(signature.dtype));
+  if (!bytes)
+    return func.emitError() << "entry point '" << func.getSymName() << "': '"
+                            << signature.name << "' (" << type
+                            << "): " << llvm::toString(bytes.takeError());
   return signature;
 }
 

@@ -178,6 +178,10 @@ int main(int argc, char **argv) {
   if (!input)
     return fail(error);
 
+  // Alive for the whole compilation, so that every later diagnostic (entry
+  // points, passes) points into the source too.
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
   OwningOpRef<ModuleOp> module;
   Manifest manifest;
   if (llvm::sys::path::extension(inputPath) == ".json") {
@@ -189,9 +193,7 @@ int main(int argc, char **argv) {
   } else {
     if (llvm::Error error = checkSourceNesting(input->getBuffer()))
       return fail(inputPath + ": " + llvm::toString(std::move(error)));
-    llvm::SourceMgr sourceMgr;
     sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
-    SourceMgrDiagnosticHandler handler(sourceMgr, &context);
     module = parseSourceFile<ModuleOp>(sourceMgr, &context);
     if (!module)
       return 1; // the parser reported why

@@ -101,6 +101,13 @@ description("huge-eps.json", norm_eps=1e39)
     "func.func @deep() attributes {a = " + "[" * 100000 + "]" * 100000 + "} {\n"
     "  return\n}\n")
 
+# An entry point whose argument no caller could allocate (2^64 elements).
+huge = "tensor<4294967296x4294967296xf32>"
+(out / "huge-entry.mlir").write_text(
+    f"func.func @huge(%x: {huge}, %w: tensor<4294967296xf32>) -> {huge} {{\n"
+    f"  %o = tfm.rms_norm %x, %w eps(1.0e-05) : ({huge}, tensor<4294967296xf32>) -> {huge}\n"
+    f"  return %o : {huge}\n}}\n")
+
 # Fortran-ordered copies of tfm-run's inputs (argv[2]): NumPy writes them when
 # an array is column-major (a transposed view, say); tfm reads them in order.
 if len(sys.argv) > 2:
