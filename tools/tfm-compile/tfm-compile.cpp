@@ -1,6 +1,6 @@
 //===- tfm-compile.cpp - compile tfm IR or a model description -------------===//
 //
-// tfm-compile INPUT [-o OUTPUT] [--emit=KIND] [--stage=STAGE]
+// tfm-compile INPUT [-o OUTPUT] [--target=cpu] [--emit=KIND] [--stage=STAGE]
 //             [--dump-after=STAGE,...] [--mcpu=CPU] [--mattr=FEATURES] [-O N]
 //             [--header=PATH]
 //
@@ -22,11 +22,8 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
-#include "llvm/IR/LLVMContext.h"
-#include "llvm/IR/Module.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
@@ -59,14 +56,17 @@ cl::opt<Emit> emit(
                clEnumValN(Emit::Header, "header",
                           "C header of the entry points")),
     cl::cat(category));
+cl::opt<std::string> targetName(
+    "target", cl::desc("What the code runs on: cpu (default)"),
+    cl::init("cpu"), cl::cat(category));
 cl::opt<std::string> stageOption(
     "stage",
-    cl::desc("With --emit=mlir: tfm, linalg, vector, bufferized or llvm"),
+    cl::desc("With --emit=mlir: the stage to stop after (cpu: tfm, linalg, "
+             "vector, bufferized or llvm)"),
     cl::init("llvm"), cl::cat(category));
 cl::list<std::string> dumpAfter(
     "dump-after", cl::CommaSeparated,
-    cl::desc("Print the IR after these stages (tfm, linalg, vector, bufferized, "
-             "llvm, or all) to stderr"),
+    cl::desc("Print the IR after these stages (or all) to stderr"),
     cl::cat(category));
 cl::opt<std::string> cpu("mcpu", cl::desc("Target CPU (default: the host)"),
                          cl::init("native"), cl::cat(category));
@@ -98,13 +98,29 @@ int fail(const llvm::Twine &message) {
   return 1;
 }
 
-std::string defaultOutput() {
-  llvm::StringRef extension = emit == Emit::Library    ? ".so"
-                              : emit == Emit::Object   ? ".o"
-                              : emit == Emit::Assembly ? ".s"
-                              : emit == Emit::LLVMIR   ? ".ll"
-                              : emit == Emit::Header   ? ".h"
-                                                       : "";
+/// The artifact a target emits for `kind` (none for MLIR and headers).
+std::optional<Artifact> artifactOf(Emit kind) {
+  switch (kind) {
+  case Emit::Library:
+    return Artifact::Library;
+  case Emit::Object:
+    return Artifact::Object;
+  case Emit::Assembly:
+    return Artifact::Assembly;
+  case Emit::LLVMIR:
+    return Artifact::LLVMIR;
+  case Emit::MLIR:
+  case Emit::Header:
+    return std::nullopt;
+  }
+  llvm_unreachable("unknown emit kind");
+}
+
+std::string defaultOutput(const TargetBackend &target) {
+  std::optional<Artifact> artifact = artifactOf(emit);
+  llvm::StringRef extension = artifact      ? target.extension(*artifact)
+                              : emit == Emit::Header ? ".h"
+                                                     : "";
   if (extension.empty() || inputPath == "-")
     return "-";
   llvm::SmallString<128> path(llvm::sys::path::filename(inputPath));
@@ -131,40 +147,47 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv, "tfm-compile: tfm IR or a model description -> binaries\n");
 
-  std::optional<Stage> stage = parseStage(stageOption);
-  if (!stage)
-    return fail("unknown --stage '" + stageOption +
-                "' (expected tfm, linalg, vector, bufferized or llvm)");
-  LoweringOptions lowering;
-  for (const std::string &name : dumpAfter) {
-    if (name == "all") {
-      lowering.dumpAfter = {Stage::Tfm, Stage::Linalg, Stage::Vector,
-                            Stage::Bufferized, Stage::LLVMDialect};
-      continue;
-    }
-    std::optional<Stage> dump = parseStage(name);
-    if (!dump)
-      return fail("unknown --dump-after stage '" + name + "'");
-    lowering.dumpAfter.insert(*dump);
-  }
-  lowering.dumpStream = &llvm::errs();
   if (tileSizeQ < 1 || tileSizeKv < 1)
     return fail("--tile-size-q and --tile-size-kv must be positive");
   if (kvSplits < 0)
     return fail("--kv-splits must be 0 (auto) or positive");
-  if (optLevel > 3)
-    return fail("-O must be 0, 1, 2 or 3");
-  auto target = createTargetMachine(cpu, features, optLevel);
+  TargetOptions targetOptions;
+  targetOptions.cpu = cpu;
+  targetOptions.features = features;
+  targetOptions.optLevel = optLevel;
+  targetOptions.tileAttention = !referenceAttention;
+  targetOptions.tileSizeQ = tileSizeQ;
+  targetOptions.tileSizeKv = tileSizeKv;
+  targetOptions.kvSplits = kvSplits;
+  auto target = createTargetBackend(targetName, targetOptions);
   if (!target)
     return fail(llvm::toString(target.takeError()));
-  auto configure = [&](TfmLowerToLLVMPipelineOptions &pipeline) {
-    pipeline.tileAttention = !referenceAttention;
-    pipeline.tileSizeQ = tileSizeQ;
-    pipeline.tileSizeKv = tileSizeKv;
-    pipeline.kvSplits = kvSplits;
-    configureForTarget(pipeline, **target);
+
+  std::vector<std::string> stages = stageNames(**target);
+  auto stageIndex = [&](llvm::StringRef name) {
+    return llvm::find(stages, name) - stages.begin();
   };
-  configure(lowering.pipeline);
+  auto knownStage = [&](llvm::StringRef name) {
+    return llvm::is_contained(stages, name);
+  };
+  std::string stageList =
+      llvm::join(llvm::ArrayRef(stages).drop_back(), ", ") + " or " +
+      stages.back();
+  if (!knownStage(stageOption))
+    return fail("unknown --stage '" + stageOption + "' for target '" +
+                (*target)->name() + "' (expected " + stageList + ")");
+  LoweringOptions lowering;
+  for (const std::string &name : dumpAfter) {
+    if (name == "all") {
+      lowering.dumpAfter.insert(stages.begin(), stages.end());
+      continue;
+    }
+    if (!knownStage(name))
+      return fail("unknown --dump-after stage '" + name + "' (expected " +
+                  stageList + " or all)");
+    lowering.dumpAfter.insert(name);
+  }
+  lowering.dumpStream = &llvm::errs();
 
   DialectRegistry registry;
   registerTfmDialects(registry);
@@ -191,8 +214,8 @@ int main(int argc, char **argv) {
     module = std::move(model->module);
     manifest.flops = model->flops;
   } else {
-    if (llvm::Error error = checkSourceNesting(input->getBuffer()))
-      return fail(inputPath + ": " + llvm::toString(std::move(error)));
+    if (llvm::Error nesting = checkSourceNesting(input->getBuffer()))
+      return fail(inputPath + ": " + llvm::toString(std::move(nesting)));
     sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
     module = parseSourceFile<ModuleOp>(sourceMgr, &context);
     if (!module)
@@ -203,34 +226,39 @@ int main(int argc, char **argv) {
   FailureOr<std::vector<EntryPoint>> collected = collectEntryPoints(*module);
   if (failed(collected))
     return 1;
-  std::vector<EntryPoint> *entryPoints = &manifest.entryPoints;
-  *entryPoints = std::move(*collected);
-  std::string output = outputPath.empty() ? defaultOutput() : outputPath;
+  std::vector<EntryPoint> &entryPoints = manifest.entryPoints;
+  entryPoints = std::move(*collected);
+  std::string output = outputPath.empty() ? defaultOutput(**target) : outputPath;
   std::string libraryName =
       llvm::sys::path::stem(output == "-" ? inputPath : output).str();
 
-  // What the manifest and header say beyond signatures comes from a copy
-  // lowered to the linalg stage (output dims) and the bufferized stage
-  // (runtime checks).
+  // The manifest and header read output dims at the linalg stage and the
+  // runtime checks at the bufferized stage: on the way, when the module is
+  // lowered that far, else from a copy (MLIR of an earlier stage).
+  std::string last = emit == Emit::MLIR ? stageOption.getValue() : stages.back();
+  std::string reached = kInputStage.str();
   if (emit != Emit::MLIR || !headerPath.empty()) {
-    OwningOpRef<ModuleOp> copy = module->clone();
-    LoweringOptions quiet; // same pipeline, no dumps
-    configure(quiet.pipeline);
-    if (failed(lowerModule(*copy, Stage::Linalg, quiet)))
+    bool onTheWay = stageIndex(last) >= stageIndex("bufferized");
+    OwningOpRef<ModuleOp> copy = onTheWay ? nullptr : module->clone();
+    ModuleOp work = onTheWay ? *module : *copy;
+    LoweringOptions quiet; // a copy's stages are not dumped
+    const LoweringOptions &options = onTheWay ? lowering : quiet;
+    if (failed(lowerModule(work, **target, "linalg", options)))
       return 1;
-    resolveOutputDimSources(*copy, *entryPoints);
-    if (failed(lowerModule(*copy, Stage::Bufferized, quiet, Stage::Linalg)))
+    resolveOutputDimSources(work, entryPoints);
+    if (failed(lowerModule(work, **target, "bufferized", options, "linalg")))
       return 1;
-    collectRuntimeChecks(*copy, *entryPoints);
+    collectRuntimeChecks(work, entryPoints);
+    if (onTheWay)
+      reached = "bufferized";
   }
   if (!headerPath.empty() &&
-      writeText(headerPath, formatCHeader(*entryPoints, libraryName)))
+      writeText(headerPath, formatCHeader(entryPoints, libraryName)))
     return 1;
   if (emit == Emit::Header)
-    return writeText(output, formatCHeader(*entryPoints, libraryName));
+    return writeText(output, formatCHeader(entryPoints, libraryName));
 
-  Stage last = emit == Emit::MLIR ? *stage : Stage::LLVMDialect;
-  if (failed(lowerModule(*module, last, lowering)))
+  if (failed(lowerModule(*module, **target, last, lowering, reached)))
     return 1;
   if (emit == Emit::MLIR) {
     std::string text;
@@ -238,51 +266,8 @@ int main(int argc, char **argv) {
     module->print(os);
     return writeText(output, text);
   }
-
-  llvm::LLVMContext llvmContext;
-  auto llvmModule =
-      translateToLLVMIR(*module, llvmContext, **target, optLevel, manifest);
-  if (!llvmModule)
-    return fail(llvm::toString(llvmModule.takeError()));
-
-  if (emit == Emit::LLVMIR) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    (*llvmModule)->print(os, nullptr);
-    return writeText(output, text);
-  }
-  if (emit == Emit::Assembly || emit == Emit::Object) {
-    auto file = openOutputFile(output, &error);
-    if (!file)
-      return fail(error);
-    if (auto err = emitMachineCode(**llvmModule, **target,
-                                   emit == Emit::Assembly
-                                       ? llvm::CodeGenFileType::AssemblyFile
-                                       : llvm::CodeGenFileType::ObjectFile,
-                                   file->os()))
-      return fail(llvm::toString(std::move(err)));
-    file->keep();
-    return 0;
-  }
-
-  // Shared library: an object in a temporary file, then clang + lld.
-  if (output == "-")
-    return fail("a shared library cannot be written to stdout; use -o");
-  llvm::SmallString<128> objectPath;
-  if (auto code = llvm::sys::fs::createTemporaryFile("tfm", "o", objectPath))
-    return fail("cannot create a temporary object file: " + code.message());
-  llvm::FileRemover removeObject(objectPath);
-  {
-    auto file = openOutputFile(objectPath, &error);
-    if (!file)
-      return fail(error);
-    if (auto err = emitMachineCode(**llvmModule, **target,
-                                   llvm::CodeGenFileType::ObjectFile,
-                                   file->os()))
-      return fail(llvm::toString(std::move(err)));
-    file->keep();
-  }
-  if (auto err = linkSharedLibrary(objectPath, output))
-    return fail(llvm::toString(std::move(err)));
+  if (llvm::Error error =
+          (*target)->emit(*module, manifest, *artifactOf(emit), output))
+    return fail(llvm::toString(std::move(error)));
   return 0;
 }

@@ -18,6 +18,13 @@
 
 using namespace mlir;
 
+/// The host CPU target with default options, made once.
+static tfm::TargetBackend *target() {
+  static std::unique_ptr<tfm::TargetBackend> cpu =
+      llvm::cantFail(tfm::createTargetBackend("cpu", {}));
+  return cpu.get();
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static DialectRegistry *registry = [] {
     tfm::registerTfmPasses();
@@ -36,6 +43,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, config);
   if (!module || failed(tfm::collectEntryPoints(*module)))
     return 0;
-  (void)tfm::lowerModule(*module, tfm::Stage::LLVMDialect, {});
+  (void)tfm::lowerModule(*module, *target(), target()->stages().back().name);
   return 0;
 }

@@ -15,6 +15,13 @@
 
 using namespace mlir;
 
+/// The host CPU target with default options, made once.
+static tfm::TargetBackend *target() {
+  static std::unique_ptr<tfm::TargetBackend> cpu =
+      llvm::cantFail(tfm::createTargetBackend("cpu", {}));
+  return cpu.get();
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static DialectRegistry *registry = [] {
     auto *registry = new DialectRegistry();
@@ -29,6 +36,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     llvm::consumeError(model.takeError());
     return 0;
   }
-  (void)tfm::lowerModule(*model->module, tfm::Stage::Linalg, {});
+  (void)tfm::lowerModule(*model->module, *target(), "linalg");
   return 0;
 }

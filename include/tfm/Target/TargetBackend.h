@@ -1,0 +1,88 @@
+//===- TargetBackend.h - one code generation target -------------*- C++ -*-===//
+//
+// A target lowers tfm ops on tensors, stage by stage, to the LLVM dialect of
+// the code it runs, and emits artifacts from there. The driver
+// (tfm/Compiler/Driver.h) and tfm-compile know targets only through this
+// interface: they run a target's stages, dump the IR between them and ask it
+// for an artifact. lib/Target/CPU is the CPU target; a GPU target sits
+// beside it with its own stages and artifacts.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFM_TARGET_TARGETBACKEND_H
+#define TFM_TARGET_TARGETBACKEND_H
+
+#include "tfm/Runtime/Manifest.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class OpPassManager;
+
+namespace tfm {
+
+/// A named point in the lowering, and the passes that reach it from the
+/// stage before.
+struct LoweringStage {
+  std::string name;
+  std::function<void(OpPassManager &)> build;
+};
+
+/// What a target emits from the IR of its last stage.
+enum class Artifact { Library, Object, Assembly, LLVMIR };
+
+/// How a target is asked for: the same fields for every target.
+struct TargetOptions {
+  /// The processor ("" or "native" for the CPU target: the host).
+  std::string cpu;
+  /// Features to add or remove, "+name,-name".
+  std::string features;
+  /// LLVM optimization level, 0-3.
+  unsigned optLevel = 3;
+  /// Target-independent attention tiling (the linalg stage):
+  /// tfm-tile-attention's tile sizes and key splits, or the untiled
+  /// reference lowering.
+  bool tileAttention = true;
+  int64_t tileSizeQ = 64, tileSizeKv = 64, kvSplits = 0;
+};
+
+class TargetBackend {
+public:
+  virtual ~TargetBackend();
+
+  /// The name tfm-compile's --target takes.
+  virtual llvm::StringRef name() const = 0;
+
+  /// The stages after the input stage "tfm", in order. Every target has
+  /// "linalg" (target-independent: tfm ops lowered to linalg on tensors) and
+  /// "bufferized" (the entry-point ABI and runtime checks in place); the
+  /// last stage is the IR that `emit` takes.
+  virtual const std::vector<LoweringStage> &stages() const = 0;
+
+  /// The file name extension of `artifact` (".so").
+  virtual llvm::StringRef extension(Artifact artifact) const = 0;
+
+  /// Writes `artifact` for `module` (at the last stage), whose entry points
+  /// `manifest` describes, to `outputPath` ("-": stdout).
+  virtual llvm::Error emit(ModuleOp module, const Manifest &manifest,
+                           Artifact artifact, llvm::StringRef outputPath) = 0;
+};
+
+/// The names of the targets, for --target.
+llvm::ArrayRef<llvm::StringRef> targetNames();
+
+/// The target called `name`, or why it cannot be had (an unknown name, a
+/// processor or feature the target does not know).
+llvm::Expected<std::unique_ptr<TargetBackend>>
+createTargetBackend(llvm::StringRef name, const TargetOptions &options);
+
+} // namespace tfm
+} // namespace mlir
+
+#endif // TFM_TARGET_TARGETBACKEND_H

@@ -1,0 +1,26 @@
+//===- TargetBackend.cpp - the targets tfm-compile knows -------------------===//
+
+#include "tfm/Target/TargetBackend.h"
+
+#include "tfm/Target/CPU/CPUTarget.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+TargetBackend::~TargetBackend() = default;
+
+llvm::ArrayRef<llvm::StringRef> mlir::tfm::targetNames() {
+  static const llvm::StringRef names[] = {"cpu"};
+  return names;
+}
+
+llvm::Expected<std::unique_ptr<TargetBackend>>
+mlir::tfm::createTargetBackend(llvm::StringRef name,
+                               const TargetOptions &options) {
+  if (name == "cpu")
+    return createCPUTarget(options);
+  return llvm::createStringError("unknown target '" + name + "' (expected " +
+                                 llvm::join(targetNames(), ", ") + ")");
+}
