@@ -32,7 +32,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     tfm::registerTfmDialects(*registry);
     return registry;
   }();
-  llvm::StringRef text(reinterpret_cast<const char *>(data), size);
+  // MLIR's lexer expects the NUL that files read by LLVM end with: a copy
+  // provides it (libFuzzer's buffer ends at its last byte).
+  std::string source(reinterpret_cast<const char *>(data), size);
+  llvm::StringRef text = source;
   if (llvm::Error error = tfm::checkSourceNesting(text)) {
     llvm::consumeError(std::move(error));
     return 0;
