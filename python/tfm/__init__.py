@@ -11,6 +11,10 @@ call the result with NumPy arrays.
 - `tfm.safetensors`: read and write .safetensors checkpoints.
 """
 
+# The one definition of tfm's version: CMakeLists.txt reads it for the tools
+# (--version) and pyproject.toml for the package.
+__version__ = "0.1.0"
+
 from . import compiler, reference, runtime, safetensors
 
-__all__ = ["compiler", "reference", "runtime", "safetensors"]
+__all__ = ["compiler", "reference", "runtime", "safetensors", "__version__"]

@@ -14,6 +14,7 @@
 #include "tfm/Compiler/ModelDescription.h"
 #include "tfm/InitTfm.h"
 #include "tfm/Support/InputLimits.h"
+#include "tfm/Support/Version.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -144,6 +145,7 @@ int writeText(llvm::StringRef path, llvm::StringRef text) {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
+  setToolVersionPrinter("tfm-compile");
   cl::ParseCommandLineOptions(
       argc, argv, "tfm-compile: tfm IR or a model description -> binaries\n");
 

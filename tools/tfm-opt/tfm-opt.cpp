@@ -9,6 +9,7 @@
 
 #include "tfm/InitTfm.h"
 #include "tfm/Support/InputLimits.h"
+#include "tfm/Support/Version.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Support/FileUtilities.h"
@@ -25,6 +26,7 @@ int main(int argc, char **argv) {
 
   mlir::DialectRegistry registry;
   mlir::tfm::registerTfmDialects(registry);
+  mlir::tfm::setToolVersionPrinter("tfm-opt");
   auto [inputPath, outputPath] = mlir::registerAndParseCLIOptions(
       argc, argv, "tfm optimizer driver\n", registry);
   auto fail = [](const llvm::Twine &message) {

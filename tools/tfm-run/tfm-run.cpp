@@ -12,6 +12,7 @@
 
 #include "tfm/Runtime/HostArray.h"
 #include "tfm/Runtime/Manifest.h"
+#include "tfm/Support/Version.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -172,6 +173,7 @@ std::vector<int64_t> descriptorOf(HostArray &array) {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
+  setToolVersionPrinter("tfm-run");
   cl::ParseCommandLineOptions(argc, argv,
                               "tfm-run: run a compiled tfm library\n");
 
