@@ -2,6 +2,8 @@
 
 #include "tfm/InitTfm.h"
 
+#include "tfm/ABI/Passes.h"
+
 #include "tfm/Codegen/Passes.h"
 #include "tfm/Conversion/Passes.h"
 #include "tfm/Dialect/Tfm/IR/TfmDialect.h"
@@ -56,6 +58,7 @@ void mlir::tfm::registerTfmDialects(DialectRegistry &registry) {
 }
 
 void mlir::tfm::registerTfmPasses() {
+  registerTfmABIPasses();
   registerTfmTransformsPasses();
   registerTfmConversionPasses();
   registerTfmCodegenPasses();

@@ -2,7 +2,8 @@
 
 #include "tfm/Compiler/EntryPoints.h"
 
-#include "tfm/Dialect/Tfm/Transforms/Transforms.h"
+#include "tfm/ABI/Attributes.h"
+#include "tfm/ABI/Transforms.h"
 #include "tfm/Support/InputLimits.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -144,7 +145,7 @@ void mlir::tfm::collectRuntimeChecks(ModuleOp module,
                                      std::vector<EntryPoint> &entryPoints) {
   for (EntryPoint &entry : entryPoints) {
     auto func = module.lookupSymbol<func::FuncOp>(entry.name);
-    auto checks = func ? func->getAttrOfType<ArrayAttr>("tfm.checks")
+    auto checks = func ? func->getAttrOfType<ArrayAttr>(kChecksAttr)
                        : ArrayAttr();
     entry.checks.clear();
     for (auto message : checks ? checks.getAsRange<StringAttr>()

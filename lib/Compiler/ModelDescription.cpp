@@ -2,7 +2,7 @@
 
 #include "tfm/Compiler/ModelDescription.h"
 
-#include "tfm/Compiler/EntryPoints.h"
+#include "tfm/ABI/Attributes.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
 #include "tfm/Support/InputLimits.h"
 

@@ -2,6 +2,7 @@
 
 #include "tfm/Pipelines/Pipelines.h"
 
+#include "tfm/ABI/Passes.h"
 #include "tfm/Codegen/Passes.h"
 #include "tfm/Conversion/Passes.h"
 #include "tfm/Dialect/Tfm/Transforms/Passes.h"

@@ -15,10 +15,6 @@
 
 namespace mlir::tfm {
 
-/// The attribute naming a function argument or result (e.g. the Hugging Face
-/// parameter name "model.layers.0.self_attn.q_proj.weight").
-constexpr llvm::StringLiteral kNameAttr = "tfm.name";
-
 /// The public functions of `module`, which must take and return ranked
 /// tensors of supported element types.
 FailureOr<std::vector<EntryPoint>> collectEntryPoints(ModuleOp module);

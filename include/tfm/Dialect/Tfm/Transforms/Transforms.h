@@ -14,11 +14,6 @@ namespace tfm {
 /// primitive tfm ops.
 void populateTfmDecompositionPatterns(RewritePatternSet &patterns);
 
-/// Patterns that express `tensor.dim` / `memref.dim` of computed values
-/// through the dims of function arguments (upstream's result-dim
-/// resolution, plus scf.forall results).
-void populateTfmDimResolutionPatterns(RewritePatternSet &patterns);
-
 /// Patterns that tile tfm.attention into loops over (batch, key/value head,
 /// query tile) and key tiles with online softmax (tfm-tile-attention).
 /// `kvSplits` splits the key range of a static query that fits one tile

@@ -1,6 +1,6 @@
 //===- ExposeEntryPoints.cpp - the C-callable entry-point ABI --------------===//
 
-#include "tfm/Dialect/Tfm/Transforms/Passes.h"
+#include "tfm/ABI/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -11,7 +11,7 @@
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMEXPOSEENTRYPOINTSPASS
-#include "tfm/Dialect/Tfm/Transforms/Passes.h.inc"
+#include "tfm/ABI/Passes.h.inc"
 } // namespace mlir::tfm
 
 using namespace mlir;

@@ -1,7 +1,8 @@
 //===- InsertRuntimeChecks.cpp - shape and index checks at entry points ----===//
 
-#include "tfm/Dialect/Tfm/Transforms/Passes.h"
-#include "tfm/Dialect/Tfm/Transforms/Transforms.h"
+#include "tfm/ABI/Attributes.h"
+#include "tfm/ABI/Passes.h"
+#include "tfm/ABI/Transforms.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -19,7 +20,7 @@
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMINSERTRUNTIMECHECKSPASS
-#include "tfm/Dialect/Tfm/Transforms/Passes.h.inc"
+#include "tfm/ABI/Passes.h.inc"
 } // namespace mlir::tfm
 
 using namespace mlir;
@@ -238,7 +239,7 @@ std::vector<std::optional<EntrySize>> CheckBuilder::resolveProbes() {
 std::string CheckBuilder::describe(const EntrySize &size) {
   if (size.constant)
     return std::to_string(*size.constant);
-  auto name = func.getArgAttrOfType<StringAttr>(size.argument, "tfm.name");
+  auto name = func.getArgAttrOfType<StringAttr>(size.argument, kNameAttr);
   std::string argument =
       name ? name.str() : llvm::formatv("arg{0}", size.argument).str();
   return llvm::formatv("dim {0} of '{1}'", size.dim, argument).str();
@@ -339,7 +340,7 @@ void CheckBuilder::run() {
                                  materialize(builder, b));
     } else {
       auto name = func.getArgAttrOfType<StringAttr>(requirement.indexArgument,
-                                                    "tfm.name");
+                                                    kNameAttr);
       message = llvm::formatv(
           "every element of '{0}' must be in [0, {1})",
           name ? name.str()
@@ -380,7 +381,7 @@ void CheckBuilder::run() {
   SmallVector<Attribute> messages;
   for (auto &[ok, message] : checks)
     messages.push_back(builder.getStringAttr(message));
-  func->setAttr("tfm.checks", builder.getArrayAttr(messages));
+  func->setAttr(kChecksAttr, builder.getArrayAttr(messages));
 }
 
 struct TfmInsertRuntimeChecksPass
