@@ -91,3 +91,185 @@ func.func @static_result_from_dynamic_input(%x: tensor<?x64xf32>, %w: tensor<64x
   %y = tfm.rms_norm %x, %w eps(1.0e-06) : (tensor<?x64xf32>, tensor<64xf32>) -> tensor<3x64xf32>
   return %y : tensor<3x64xf32>
 }
+
+// -----
+
+// Masks as data, aligned bottom-right (key j of 6 is visible to query i of
+// 4 when j <= i + 2).
+// CHECK-LABEL: func.func @causal_mask_as_data
+// CHECK-DAG: %[[OFFSET:.+]] = arith.constant 2 : index
+// CHECK: linalg.generic {{.+}} outs(%{{.+}} : tensor<4x6xi1>)
+// CHECK:   %[[ROW:.+]] = linalg.index 0 : index
+// CHECK:   %[[COL:.+]] = linalg.index 1 : index
+// CHECK:   %[[LAST:.+]] = arith.addi %[[ROW]], %[[OFFSET]] : index
+// CHECK:   %[[VISIBLE:.+]] = arith.cmpi sle, %[[COL]], %[[LAST]] : index
+// CHECK:   linalg.yield %[[VISIBLE]] : i1
+func.func @causal_mask_as_data() -> tensor<4x6xi1> {
+  %m = tfm.causal_mask : tensor<4x6xi1>
+  return %m : tensor<4x6xi1>
+}
+
+// -----
+
+// A window of 3 keys ending at the causal limit: i <= j <= i + 2.
+// CHECK-LABEL: func.func @sliding_window_mask_as_data
+// CHECK-DAG: %[[OFFSET:.+]] = arith.constant 2 : index
+// CHECK:   %[[ROW:.+]] = linalg.index 0 : index
+// CHECK:   %[[COL:.+]] = linalg.index 1 : index
+// CHECK:   %[[LAST:.+]] = arith.addi %[[ROW]], %[[OFFSET]] : index
+// CHECK:   %[[AFTER_FIRST:.+]] = arith.cmpi sge, %[[COL]], %[[ROW]] : index
+// CHECK:   %[[BEFORE_LAST:.+]] = arith.cmpi sle, %[[COL]], %[[LAST]] : index
+// CHECK:   %[[VISIBLE:.+]] = arith.andi %[[AFTER_FIRST]], %[[BEFORE_LAST]] : i1
+// CHECK:   linalg.yield %[[VISIBLE]] : i1
+func.func @sliding_window_mask_as_data() -> tensor<4x6xi1> {
+  %m = tfm.sliding_window_mask window(3) : tensor<4x6xi1>
+  return %m : tensor<4x6xi1>
+}
+
+// -----
+
+// Key j of batch row b is visible when j < lengths[b].
+// CHECK-DAG: #[[BATCH:.+]] = affine_map<(d0, d1, d2, d3) -> (d0)>
+// CHECK-LABEL: func.func @padding_mask_from_lengths
+// CHECK-SAME: (%[[LENGTHS:.+]]: tensor<3xi32>)
+// CHECK: linalg.generic {indexing_maps = [#[[BATCH]], {{.+}}]{{.+}} ins(%[[LENGTHS]] : tensor<3xi32>) outs(%{{.+}} : tensor<3x1x1x5xi1>)
+// CHECK: ^bb0(%[[LENGTH:.+]]: i32, %{{.+}}: i1):
+// CHECK:   %[[LIMIT:.+]] = arith.index_cast %[[LENGTH]] : i32 to index
+// CHECK:   %[[KEY:.+]] = linalg.index 3 : index
+// CHECK:   %[[VISIBLE:.+]] = arith.cmpi slt, %[[KEY]], %[[LIMIT]] : index
+// CHECK:   linalg.yield %[[VISIBLE]] : i1
+func.func @padding_mask_from_lengths(%lengths: tensor<3xi32>) -> tensor<3x1x1x5xi1> {
+  %m = tfm.padding_mask %lengths : tensor<3xi32> -> tensor<3x1x1x5xi1>
+  return %m : tensor<3x1x1x5xi1>
+}
+
+// -----
+
+// LayerNorm: the mean, then the biased variance of (x - mean) in a second
+// pass (no E[x²] - E[x]² cancellation), then (x - mean)·rsqrt(var + eps)·w + b.
+// CHECK-LABEL: func.func @layer_norm_with_bias
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<4x64xf32>, %[[W:[^:]+]]: tensor<64xf32>, %[[B:[^:]+]]: tensor<64xf32>)
+// CHECK-DAG: %[[EPS:.+]] = arith.constant 9.99999974E-6 : f32
+// CHECK-DAG: %[[WIDTH:.+]] = arith.constant 6.400000e+01 : f32
+// CHECK: %[[SUM:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "reduction"]} ins(%[[X]] : tensor<4x64xf32>)
+// CHECK:   arith.addf
+// CHECK: %[[MEAN:.+]] = linalg.generic {{.+}} ins(%[[SUM]] : tensor<4xf32>)
+// CHECK:   arith.divf %{{.+}}, %[[WIDTH]] : f32
+// CHECK: %[[SQUARES:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "reduction"]} ins(%[[X]], %[[MEAN]] : tensor<4x64xf32>, tensor<4xf32>)
+// CHECK:   arith.subf
+// CHECK:   arith.mulf
+// CHECK: linalg.generic {{.+}} ins(%[[X]], %[[SQUARES]], %[[W]], %[[MEAN]], %[[B]] :
+// CHECK:   arith.divf %{{.+}}, %[[WIDTH]] : f32
+// CHECK:   arith.addf %{{.+}}, %[[EPS]] : f32
+// CHECK:   math.rsqrt
+func.func @layer_norm_with_bias(%x: tensor<4x64xf32>, %w: tensor<64xf32>, %b: tensor<64xf32>)
+    -> tensor<4x64xf32> {
+  %y = tfm.layer_norm %x, %w, %b eps(1.0e-05)
+      : (tensor<4x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<4x64xf32>
+  return %y : tensor<4x64xf32>
+}
+
+// -----
+
+// SwiGLU: up and gate projections read their [d_ff, d_model] weights in
+// place, silu(gate)·up in one elementwise op, then the down projection.
+// CHECK-DAG: #[[X:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[W:.+]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+// CHECK-LABEL: func.func @ffn_swiglu
+// CHECK-SAME: (%[[IN:[^:]+]]: tensor<2x5x32xf32>, %[[GATE_W:[^:]+]]: tensor<48x32xf32>, %[[UP_W:[^:]+]]: tensor<48x32xf32>, %[[DOWN_W:[^:]+]]: tensor<32x48xf32>)
+// CHECK: %[[UP:.+]] = linalg.generic {indexing_maps = [#[[X]], #[[W]], {{.+}}]{{.+}} ins(%[[IN]], %[[UP_W]] :
+// CHECK: %[[GATE:.+]] = linalg.generic {indexing_maps = [#[[X]], #[[W]], {{.+}}]{{.+}} ins(%[[IN]], %[[GATE_W]] :
+// CHECK: %[[HIDDEN:.+]] = linalg.generic {{.+}} ins(%[[GATE]], %[[UP]] : tensor<2x5x48xf32>, tensor<2x5x48xf32>)
+// CHECK:   arith.negf
+// CHECK:   math.exp
+// CHECK:   arith.divf
+// CHECK:   arith.mulf
+// CHECK: %[[OUT:.+]] = linalg.generic {indexing_maps = [#[[X]], #[[W]], {{.+}}]{{.+}} ins(%[[HIDDEN]], %[[DOWN_W]] :
+// CHECK: return %[[OUT]]
+func.func @ffn_swiglu(%x: tensor<2x5x32xf32>, %g: tensor<48x32xf32>, %u: tensor<48x32xf32>,
+                      %d: tensor<32x48xf32>) -> tensor<2x5x32xf32> {
+  %y = tfm.ffn swiglu %x gate(%g) up(%u) down(%d)
+      : (tensor<2x5x32xf32>, tensor<48x32xf32>, tensor<48x32xf32>, tensor<32x48xf32>)
+      -> tensor<2x5x32xf32>
+  return %y : tensor<2x5x32xf32>
+}
+
+// -----
+
+// RoPE, half pairing: lane d < D/2 pairs with d + D/2 (read with
+// tensor.extract), angles pos·theta^(-2k/D) and the rotation in f64.
+// CHECK-LABEL: func.func @rope_half
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<1x2x5x16xf32>, %[[POS:[^:]+]]: tensor<5xi32>)
+// CHECK-DAG: %[[HALF:.+]] = arith.constant 8 : index
+// CHECK: linalg.generic {{.+}} ins(%[[X]], %[[POS]] : tensor<1x2x5x16xf32>, tensor<5xi32>)
+// CHECK:   %[[LANE:.+]] = linalg.index 3 : index
+// CHECK:   arith.cmpi ult, %[[LANE]], %[[HALF]] : index
+// CHECK:   math.exp %{{.+}} : f64
+// CHECK:   math.cos %{{.+}} : f64
+// CHECK:   math.sin %{{.+}} : f64
+// CHECK:   tensor.extract %[[X]]
+// CHECK:   arith.truncf %{{.+}} : f64 to f32
+func.func @rope_half(%x: tensor<1x2x5x16xf32>, %pos: tensor<5xi32>) -> tensor<1x2x5x16xf32> {
+  %y = tfm.rope half %x, %pos theta(1.0e+04)
+      : (tensor<1x2x5x16xf32>, tensor<5xi32>) -> tensor<1x2x5x16xf32>
+  return %y : tensor<1x2x5x16xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @split_heads
+// CHECK: %[[HEADS:.+]] = tensor.expand_shape %{{.+}} {{\[}}[0], [1], [2, 3]] output_shape [2, 5, 4, 12] : tensor<2x5x48xf32> into tensor<2x5x4x12xf32>
+// CHECK: linalg.transpose ins(%[[HEADS]] : tensor<2x5x4x12xf32>) outs(%{{.+}} : tensor<2x4x5x12xf32>) permutation = [0, 2, 1, 3]
+func.func @split_heads(%x: tensor<2x5x48xf32>) -> tensor<2x4x5x12xf32> {
+  %y = tfm.split_heads %x : tensor<2x5x48xf32> -> tensor<2x4x5x12xf32>
+  return %y : tensor<2x4x5x12xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @merge_heads
+// CHECK: %[[TOKENS:.+]] = linalg.transpose ins(%{{.+}} : tensor<2x4x5x12xf32>) outs(%{{.+}} : tensor<2x5x4x12xf32>) permutation = [0, 2, 1, 3]
+// CHECK: tensor.collapse_shape %[[TOKENS]] {{\[}}[0], [1], [2, 3]] : tensor<2x5x4x12xf32> into tensor<2x5x48xf32>
+func.func @merge_heads(%x: tensor<2x4x5x12xf32>) -> tensor<2x5x48xf32> {
+  %y = tfm.merge_heads %x : tensor<2x4x5x12xf32> -> tensor<2x5x48xf32>
+  return %y : tensor<2x5x48xf32>
+}
+
+// -----
+
+// A gather: each output element reads table[id, column].
+// CHECK-LABEL: func.func @embedding
+// CHECK-SAME: (%[[IDS:[^:]+]]: tensor<2x5xi32>, %[[TABLE:[^:]+]]: tensor<50x24xf32>)
+// CHECK: linalg.generic {{.+}} ins(%[[IDS]] : tensor<2x5xi32>) outs(%{{.+}} : tensor<2x5x24xf32>)
+// CHECK: ^bb0(%[[ID:.+]]: i32, %{{.+}}: f32):
+// CHECK:   %[[ROW:.+]] = arith.index_cast %[[ID]] : i32 to index
+// CHECK:   %[[COL:.+]] = linalg.index 2 : index
+// CHECK:   %[[VALUE:.+]] = tensor.extract %[[TABLE]][%[[ROW]], %[[COL]]] : tensor<50x24xf32>
+// CHECK:   linalg.yield %[[VALUE]] : f32
+func.func @embedding(%ids: tensor<2x5xi32>, %table: tensor<50x24xf32>) -> tensor<2x5x24xf32> {
+  %y = tfm.embedding %ids, %table : (tensor<2x5xi32>, tensor<50x24xf32>) -> tensor<2x5x24xf32>
+  return %y : tensor<2x5x24xf32>
+}
+
+// -----
+
+// The whole block (norms, projections, RoPE, GQA attention with a window,
+// SwiGLU, residuals) lowers without a tfm op left.
+// CHECK-LABEL: func.func @decoder_block_lowers_completely
+// CHECK-NOT: tfm.
+// CHECK: math.sin
+// CHECK-NOT: tfm.
+// CHECK: return
+func.func @decoder_block_lowers_completely(%x: tensor<1x16x64xf32>, %g: tensor<64xf32>,
+    %wq: tensor<64x64xf32>, %wkv: tensor<16x64xf32>, %wo: tensor<64x64xf32>,
+    %wg: tensor<172x64xf32>, %wu: tensor<172x64xf32>, %wd: tensor<64x172xf32>,
+    %pos: tensor<16xi32>) -> tensor<1x16x64xf32> {
+  %y = tfm.decoder_block pre rms_norm %x heads(8, 2) eps(1.0e-05)
+      attn_norm(%g) q(%wq) k(%wkv) v(%wkv) o(%wo)
+      ffn_norm(%g) swiglu gate(%wg) up(%wu) down(%wd) positions(%pos)
+      {mask = #tfm.mask<sliding_window<8>>, rope = #tfm.rope<theta = 5.0e+05, style = half>}
+      : (tensor<1x16x64xf32>, tensor<64xf32>, tensor<64x64xf32>, tensor<16x64xf32>,
+         tensor<16x64xf32>, tensor<64x64xf32>, tensor<64xf32>, tensor<172x64xf32>,
+         tensor<172x64xf32>, tensor<64x172xf32>, tensor<16xi32>) -> tensor<1x16x64xf32>
+  return %y : tensor<1x16x64xf32>
+}

@@ -157,3 +157,83 @@ func.func @mqa_decode_split_keys(%q: tensor<2x8x1x64xf32>, %k: tensor<2x1x1000x6
       -> tensor<2x8x1x64xf32>
   return %o : tensor<2x8x1x64xf32>
 }
+
+// -----
+
+// Softcap, bias and a dense mask shape the score tile, in that order:
+// cap·tanh(scale·s / cap) + bias, then -inf where the mask (or the end of
+// the keys) hides a key. Bias and mask are read at the tile's rows and keys.
+// CHECK-LABEL: func.func @dense_mask_bias_softcap
+// CHECK-SAME: %[[MASK:[^:]+]]: tensor<1x2x48x80xi1>, %[[BIAS:[^:]+]]: tensor<1x2x48x80xf32>)
+// CHECK-DAG: %[[CAP:.+]] = arith.constant 3.000000e+01 : f32
+// CHECK-DAG: %[[SCALE:.+]] = arith.constant 0.176776692 : f32
+// CHECK-DAG: %[[NEG_INF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK: scf.for
+// CHECK:   linalg.matmul
+// CHECK:   linalg.generic
+// CHECK:     %[[SCALED:.+]] = arith.mulf %{{.+}}, %[[SCALE]] : f32
+// CHECK:     %[[RATIO:.+]] = arith.divf %[[SCALED]], %[[CAP]] : f32
+// CHECK:     %[[TANH:.+]] = math.tanh %[[RATIO]] : f32
+// CHECK:     %[[CAPPED:.+]] = arith.mulf %[[TANH]], %[[CAP]] : f32
+// CHECK:     %[[B:.+]] = tensor.extract %[[BIAS]]
+// CHECK:     %[[BIASED:.+]] = arith.addf %[[CAPPED]], %[[B]] : f32
+// CHECK:     %[[M:.+]] = tensor.extract %[[MASK]]
+// CHECK:     %[[VISIBLE:.+]] = arith.andi %{{.+}}, %[[M]] : i1
+// CHECK:     arith.select %[[VISIBLE]], %[[BIASED]], %[[NEG_INF]] : f32
+func.func @dense_mask_bias_softcap(%q: tensor<1x2x48x32xf32>, %k: tensor<1x2x80x32xf32>,
+    %v: tensor<1x2x80x32xf32>, %mask: tensor<1x2x48x80xi1>, %bias: tensor<1x2x48x80xf32>)
+    -> tensor<1x2x48x32xf32> {
+  %o = tfm.attention %q, %k, %v dense_mask(%mask) bias(%bias) {softcap = 3.0e+01 : f32}
+      : (tensor<1x2x48x32xf32>, tensor<1x2x80x32xf32>, tensor<1x2x80x32xf32>,
+         tensor<1x2x48x80xi1>, tensor<1x2x48x80xf32>) -> tensor<1x2x48x32xf32>
+  return %o : tensor<1x2x48x32xf32>
+}
+
+// -----
+
+// bf16 inputs: Q, K and V tiles are widened to f32 for the matmuls and the
+// online softmax, and the result is rounded to bf16 once, at the end.
+// CHECK-LABEL: func.func @bf16_causal
+// CHECK: arith.extf %{{.+}} : bf16 to f32
+// CHECK: scf.for
+// CHECK:   linalg.generic {{.+}} ins(%{{.+}} : tensor<32x32xbf16>) outs(%{{.+}} : tensor<32x32xf32>)
+// CHECK:     arith.extf %{{.+}} : bf16 to f32
+// CHECK:   linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<128x32xf32>, tensor<32x32xf32>)
+// CHECK: linalg.generic {{.+}} outs(%{{.+}} : tensor<1x2x2x64x32xbf16>)
+// CHECK:   arith.truncf %{{.+}} : f32 to bf16
+// CHECK-NOT: arith.truncf
+// CHECK: return
+func.func @bf16_causal(%q: tensor<1x4x64x32xbf16>, %k: tensor<1x2x64x32xbf16>,
+    %v: tensor<1x2x64x32xbf16>) -> tensor<1x4x64x32xbf16> {
+  %o = tfm.attention %q, %k, %v {mask = #tfm.mask<causal>}
+      : (tensor<1x4x64x32xbf16>, tensor<1x2x64x32xbf16>, tensor<1x2x64x32xbf16>)
+      -> tensor<1x4x64x32xbf16>
+  return %o : tensor<1x4x64x32xbf16>
+}
+
+// -----
+
+// A decode step whose head dim (40) is not a whole number of 16-lane chunks:
+// the keys are split (2 kv heads x 8 splits), the 4 query heads of a group
+// form a 4-row tile against a packed Kᵀ tile (the key-row form needs whole
+// chunks), and the splits are merged by log-sum-exp.
+// CHECK-LABEL: func.func @decode_head_dim_40
+// CHECK: %[[PARTS:.+]]:2 = scf.forall (%{{.+}}, %{{.+}}) in (2, 8) {{.+}} -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4x40xf32>)
+// CHECK:   tensor.collapse_shape %{{.+}} into tensor<4x40xf32>
+// CHECK:   scf.for
+// CHECK:     linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<4x40xf32>, tensor<40x32xf32>)
+// CHECK: %[[MAX:.+]] = linalg.generic {{.+}} ins(%[[PARTS]]#0 : tensor<1x2x8x4xf32>)
+// CHECK:   arith.maximumf
+// CHECK: %[[WEIGHTS:.+]] = linalg.generic {{.+}} ins(%[[PARTS]]#0, %[[MAX]] :
+// CHECK:   math.exp
+// CHECK: %[[TOTAL:.+]] = linalg.generic {{.+}} ins(%[[WEIGHTS]] : tensor<1x2x8x4xf32>)
+// CHECK: %[[MERGED:.+]] = linalg.generic {{.+}} ins(%[[WEIGHTS]], %[[PARTS]]#1 : tensor<1x2x8x4xf32>, tensor<1x2x8x4x40xf32>)
+// CHECK: linalg.generic {{.+}} ins(%[[MERGED]], %[[TOTAL]] :
+// CHECK:   arith.divf
+func.func @decode_head_dim_40(%q: tensor<1x8x1x40xf32>, %k: tensor<1x2x300x40xf32>,
+    %v: tensor<1x2x300x40xf32>) -> tensor<1x8x1x40xf32> {
+  %o = tfm.attention %q, %k, %v
+      : (tensor<1x8x1x40xf32>, tensor<1x2x300x40xf32>, tensor<1x2x300x40xf32>)
+      -> tensor<1x8x1x40xf32>
+  return %o : tensor<1x8x1x40xf32>
+}
