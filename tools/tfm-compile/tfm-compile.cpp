@@ -41,9 +41,14 @@ enum class Emit { Library, Object, Assembly, LLVMIR, MLIR, Header };
 
 cl::OptionCategory category("tfm-compile options");
 
-cl::opt<std::string> inputPath(cl::Positional, cl::Required,
+cl::opt<std::string> inputPath(cl::Positional,
                                cl::desc("<input .mlir or .json>"),
                                cl::cat(category));
+cl::opt<bool> printStagesFlag(
+    "print-stages",
+    cl::desc("Print the target's stages and their passes (docs/Stages.md) "
+             "and exit"),
+    cl::cat(category));
 cl::opt<std::string> outputPath("o", cl::desc("Output file (default: from "
                                               "the input name; - is stdout)"),
                                 cl::value_desc("path"), cl::cat(category));
@@ -164,6 +169,13 @@ int main(int argc, char **argv) {
   auto target = createTargetBackend(targetName, targetOptions);
   if (!target)
     return fail(llvm::toString(target.takeError()));
+
+  if (printStagesFlag) {
+    printStages(**target, llvm::outs());
+    return 0;
+  }
+  if (inputPath.empty())
+    return fail("no input file (a .mlir or .json file, or - for stdin)");
 
   std::vector<std::string> stages = stageNames(**target);
   auto stageIndex = [&](llvm::StringRef name) {

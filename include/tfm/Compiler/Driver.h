@@ -25,6 +25,10 @@ constexpr llvm::StringLiteral kInputStage = "tfm";
 /// The input stage, then `target`'s stages, in order.
 std::vector<std::string> stageNames(const TargetBackend &target);
 
+/// Writes docs/Stages.md for `target`: a table of its stages, the passes of
+/// each (without their options) and what the IR holds after it.
+void printStages(const TargetBackend &target, llvm::raw_ostream &os);
+
 struct LoweringOptions {
   /// Stages after which to print the module to `dumpStream`.
   std::set<std::string> dumpAfter;

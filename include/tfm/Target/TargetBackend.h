@@ -27,11 +27,12 @@ class OpPassManager;
 
 namespace tfm {
 
-/// A named point in the lowering, and the passes that reach it from the
-/// stage before.
+/// A named point in the lowering, the passes that reach it from the stage
+/// before, and what the IR holds there (for docs/Stages.md).
 struct LoweringStage {
   std::string name;
   std::function<void(OpPassManager &)> build;
+  std::string holds;
 };
 
 /// What a target emits from the IR of its last stage.

@@ -164,14 +164,24 @@ public:
     configureForTarget(pipeline, *this->machine);
     auto stage = [&](llvm::StringRef name,
                      void (*build)(OpPassManager &,
-                                   const TfmLowerToLLVMPipelineOptions &)) {
+                                   const TfmLowerToLLVMPipelineOptions &),
+                     llvm::StringRef holds) {
       loweringStages.push_back(
-          {name.str(), [this, build](OpPassManager &pm) { build(pm, pipeline); }});
+          {name.str(),
+           [this, build](OpPassManager &pm) { build(pm, pipeline); },
+           holds.str()});
     };
-    stage("linalg", buildTfmToLinalgStage);
-    stage("vector", buildTfmCPUVectorStage);
-    stage("bufferized", buildTfmBufferizationStage);
-    stage("llvm", buildTfmToLLVMDialectStage);
+    stage("linalg", buildTfmToLinalgStage,
+          "linalg, tensor, arith, math and scf on tensors; attention tiled "
+          "into loops with online softmax");
+    stage("vector", buildTfmCPUVectorStage,
+          "static linalg ops as register blocks of vector ops in scf.for tile "
+          "loops, on tensors");
+    stage("bufferized", buildTfmBufferizationStage,
+          "the entry-point ABI and runtime checks; memrefs, tile scratch on "
+          "the stack");
+    stage("llvm", buildTfmToLLVMDialectStage,
+          "the LLVM dialect, parallel tiles on OpenMP threads");
   }
 
   llvm::StringRef name() const override { return "cpu"; }
