@@ -21,6 +21,18 @@ _NUMPY = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i64": np.int64
           "i1": np.bool_}
 
 
+def expect(error_type, fragment, function):
+    """Calls `function` and checks that it raises `error_type` with a
+    message containing `fragment` (tests of error paths)."""
+    try:
+        function()
+    except error_type as error:
+        assert fragment in str(error), (fragment, str(error))
+        print(f"PASS {error_type.__name__}: {error}".splitlines()[0])
+        return
+    raise AssertionError(f"no {error_type.__name__} ({fragment})")
+
+
 def tensor(shape, element):
     """MLIR tensor type text; `None` in `shape` is a dynamic dim."""
     dims = "".join(("?" if d is None else str(d)) + "x" for d in shape)

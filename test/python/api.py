@@ -8,6 +8,7 @@ import sys
 
 import numpy as np
 
+from harness import expect
 from tfm import compiler, reference, runtime, safetensors
 
 out = pathlib.Path(sys.argv[1])
@@ -42,16 +43,6 @@ loaded = safetensors.load(out / "t.safetensors")
 assert np.array_equal(loaded["a"], params["model.norm.weight"])
 assert np.array_equal(loaded["ids"], ids)
 assert np.allclose(runtime.from_bf16(loaded["b"]), [1.0, -2.5, 3.140625])
-
-
-def expect(error_type, fragment, function):
-    try:
-        function()
-    except error_type as error:
-        assert fragment in str(error), (fragment, str(error))
-        print(f"PASS {error_type.__name__}: {error}".splitlines()[0])
-        return
-    raise AssertionError(f"no {error_type.__name__} ({fragment})")
 
 
 expect(FileNotFoundError, "no compiled library", lambda: runtime.Library(out / "nope.so"))

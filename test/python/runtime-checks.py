@@ -11,6 +11,7 @@ import sys
 
 import numpy as np
 
+from harness import expect
 from tfm import compiler, runtime
 
 out = pathlib.Path(sys.argv[1])
@@ -29,16 +30,6 @@ inputs = [ids, positions, *params]
 shape = (2, 5, 50)
 expected = forward(*inputs)
 assert expected.shape == shape
-
-
-def expect(error_type, fragment, function):
-    try:
-        function()
-    except error_type as error:
-        assert fragment in str(error), (fragment, str(error))
-        print(f"PASS {error_type.__name__}: {error}".splitlines()[0])
-        return
-    raise AssertionError(f"no {error_type.__name__} ({fragment})")
 
 
 def untouched(buffer):

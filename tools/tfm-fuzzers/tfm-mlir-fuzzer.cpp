@@ -6,9 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FuzzerSupport.h"
+
 #include "tfm/Compiler/Driver.h"
 #include "tfm/Compiler/EntryPoints.h"
-#include "tfm/InitTfm.h"
 #include "tfm/Support/InputLimits.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -18,20 +19,7 @@
 
 using namespace mlir;
 
-/// The host CPU target with default options, made once.
-static tfm::TargetBackend *target() {
-  static std::unique_ptr<tfm::TargetBackend> cpu =
-      llvm::cantFail(tfm::createTargetBackend("cpu", {}));
-  return cpu.get();
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static DialectRegistry *registry = [] {
-    tfm::registerTfmPasses();
-    auto *registry = new DialectRegistry();
-    tfm::registerTfmDialects(*registry);
-    return registry;
-  }();
   // MLIR's lexer expects the NUL that files read by LLVM end with: a copy
   // provides it (libFuzzer's buffer ends at its last byte).
   std::string source(reinterpret_cast<const char *>(data), size);
@@ -40,12 +28,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     llvm::consumeError(std::move(error));
     return 0;
   }
-  MLIRContext context(*registry, MLIRContext::Threading::DISABLED);
+  MLIRContext context(tfm::fuzzerRegistry(), MLIRContext::Threading::DISABLED);
   ScopedDiagnosticHandler quiet(&context, [](Diagnostic &) { return success(); });
   ParserConfig config(&context);
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, config);
   if (!module || failed(tfm::collectEntryPoints(*module)))
     return 0;
-  (void)tfm::lowerModule(*module, *target(), target()->stages().back().name);
+  (void)tfm::lowerModule(*module, tfm::fuzzerTarget(),
+                         tfm::fuzzerTarget().stages().back().name);
   return 0;
 }

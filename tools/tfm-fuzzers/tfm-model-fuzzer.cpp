@@ -6,10 +6,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FuzzerSupport.h"
+
 #include "tfm/Compiler/Driver.h"
 #include "tfm/Compiler/ModelDescription.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
-#include "tfm/InitTfm.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -19,20 +20,8 @@ using namespace mlir;
 
 constexpr int64_t kMaxLoweredLayers = 16;
 
-/// The host CPU target with default options, made once.
-static tfm::TargetBackend *target() {
-  static std::unique_ptr<tfm::TargetBackend> cpu =
-      llvm::cantFail(tfm::createTargetBackend("cpu", {}));
-  return cpu.get();
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static DialectRegistry *registry = [] {
-    auto *registry = new DialectRegistry();
-    tfm::registerTfmDialects(*registry);
-    return registry;
-  }();
-  MLIRContext context(*registry, MLIRContext::Threading::DISABLED);
+  MLIRContext context(tfm::fuzzerRegistry(), MLIRContext::Threading::DISABLED);
   ScopedDiagnosticHandler quiet(&context, [](Diagnostic &) { return success(); });
   llvm::StringRef text(reinterpret_cast<const char *>(data), size);
   llvm::Expected<tfm::ModelModule> model = tfm::buildModelFromJSON(text, &context);
@@ -45,6 +34,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int64_t layers = 0;
   model->module->walk([&](tfm::DecoderBlockOp) { ++layers; });
   if (layers <= kMaxLoweredLayers)
-    (void)tfm::lowerModule(*model->module, *target(), "linalg");
+    (void)tfm::lowerModule(*model->module, tfm::fuzzerTarget(), "linalg");
   return 0;
 }
