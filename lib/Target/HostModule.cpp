@@ -2,6 +2,9 @@
 
 #include "tfm/Target/HostModule.h"
 
+#include "tfm/ABI/Attributes.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/Constants.h"
@@ -42,10 +45,23 @@ static llvm::Error addPackedEntryPoint(llvm::Module &module,
   return llvm::Error::success();
 }
 
+/// The ABI's names and checks are in the manifest by now; LLVM IR has no
+/// place for them (the translation warns about each one it meets).
+static void stripABIAttributes(ModuleOp module) {
+  module.walk([](LLVM::LLVMFuncOp func) {
+    func->removeAttr(kChecksAttr);
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+      func.removeArgAttr(i, kNameAttr);
+    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+      func.removeResultAttr(i, kNameAttr);
+  });
+}
+
 llvm::Expected<std::unique_ptr<llvm::Module>>
 mlir::tfm::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
                              llvm::TargetMachine &target, unsigned optLevel,
                              const Manifest &manifest) {
+  stripABIAttributes(module);
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, context, "tfm");
   if (!llvmModule)
