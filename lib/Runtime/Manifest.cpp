@@ -55,7 +55,8 @@ std::string mlir::tfm::formatManifest(const Manifest &manifest) {
                                    {"inputs", toJSON(entry.inputs)},
                                    {"outputs", toJSON(entry.outputs)},
                                    {"checks", json::Array(entry.checks)}});
-  json::Object root{{"entry_points", std::move(entries)}};
+  json::Object root{{"device", manifest.device},
+                    {"entry_points", std::move(entries)}};
   if (manifest.flops)
     root["flops"] = json::Object{
         {"per_token", manifest.flops->perToken},
@@ -116,6 +117,10 @@ llvm::Expected<Manifest> mlir::tfm::parseManifest(llvm::StringRef text) {
   if (!entries)
     return malformed("no entry_points");
   Manifest manifest;
+  std::optional<llvm::StringRef> device = object->getString("device");
+  if (!device)
+    return malformed("no device");
+  manifest.device = device->str();
   for (const json::Value &value : *entries) {
     const json::Object *entry = value.getAsObject();
     std::optional<llvm::StringRef> name =

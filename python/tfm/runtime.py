@@ -203,7 +203,11 @@ class Library:
             text = ctypes.cast(ctypes.addressof(first), ctypes.c_char_p).value
         except ValueError:
             text = None  # not built by tfm-compile: only `call` works
-        manifest = json.loads(text) if text else {"entry_points": []}
+        manifest = json.loads(text) if text else {"device": "cpu", "entry_points": []}
+        self.device = manifest["device"]
+        if self.device != "cpu":
+            raise RuntimeError(f"{self.path} runs on device '{self.device}'; "
+                               "this runtime runs cpu libraries")
         self.entry_points = {spec["name"]: EntryPoint(self, spec)
                              for spec in manifest["entry_points"]}
 

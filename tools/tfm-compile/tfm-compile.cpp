@@ -221,6 +221,7 @@ int main(int argc, char **argv) {
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
   OwningOpRef<ModuleOp> module;
   Manifest manifest;
+  manifest.device = (*target)->device().str();
   if (llvm::sys::path::extension(inputPath) == ".json") {
     auto model = buildModelFromJSON(input->getBuffer(), &context);
     if (!model)

@@ -192,6 +192,9 @@ int main(int argc, char **argv) {
   llvm::Expected<Manifest> manifest = parseManifest(manifestText);
   if (!manifest)
     return fail(llvm::toString(manifest.takeError()));
+  if (manifest->device != "cpu")
+    return fail("'" + libraryPath + "' runs on device '" + manifest->device +
+                "'; tfm-run runs cpu libraries");
 
   if (list) {
     for (const EntryPoint &entry : manifest->entryPoints) {

@@ -60,11 +60,14 @@ struct FlopModel {
 };
 
 struct Manifest {
+  /// Where the entry points' kernels run ("cpu"): a host runs a library
+  /// only for a device it drives.
+  std::string device = "cpu";
   std::vector<EntryPoint> entryPoints;
   std::optional<FlopModel> flops;
 };
 
-/// {"entry_points": [{"name", "inputs": [{"name", "shape", "dtype"}],
+/// {"device": "cpu", "entry_points": [{"name", "inputs": [{"name", "shape", "dtype"}],
 ///  "outputs": [{..., "dim_sources": [[input, dim] or null per dim]}],
 ///  "checks": ["message", ...]}],
 ///  "flops": {"per_token", "per_visible_pair", "sliding_window"}}

@@ -60,6 +60,10 @@ public:
   /// The name tfm-compile's --target takes.
   virtual llvm::StringRef name() const = 0;
 
+  /// Where the compiled kernels run: the manifest's device ("cpu"), which
+  /// tells a host (tfm-run, Python) whether it can run the library.
+  virtual llvm::StringRef device() const = 0;
+
   /// The stages after the input stage "tfm", in order. Every target has
   /// "linalg" (target-independent: tfm ops lowered to linalg on tensors) and
   /// "bufferized" (the entry-point ABI and runtime checks in place); the

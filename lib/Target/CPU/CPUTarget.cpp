@@ -186,6 +186,8 @@ public:
 
   llvm::StringRef name() const override { return "cpu"; }
 
+  llvm::StringRef device() const override { return "cpu"; }
+
   const std::vector<LoweringStage> &stages() const override {
     return loweringStages;
   }
