@@ -162,10 +162,10 @@ int main(int argc, char **argv) {
   targetOptions.cpu = cpu;
   targetOptions.features = features;
   targetOptions.optLevel = optLevel;
-  targetOptions.tileAttention = !referenceAttention;
-  targetOptions.tileSizeQ = tileSizeQ;
-  targetOptions.tileSizeKv = tileSizeKv;
-  targetOptions.kvSplits = kvSplits;
+  targetOptions.tiling.tileAttention = !referenceAttention;
+  targetOptions.tiling.tileSizeQ = tileSizeQ;
+  targetOptions.tiling.tileSizeKv = tileSizeKv;
+  targetOptions.tiling.kvSplits = kvSplits;
   auto target = createTargetBackend(targetName, targetOptions);
   if (!target)
     return fail(llvm::toString(target.takeError()));

@@ -38,6 +38,14 @@ struct LoweringStage {
 /// What a target emits from the IR of its last stage.
 enum class Artifact { Library, Object, Assembly, LLVMIR };
 
+/// Target-independent: how the linalg stage of every target tiles
+/// attention (tfm-tile-attention's tile sizes and key splits), or whether it
+/// takes the untiled reference lowering.
+struct TilingOptions {
+  bool tileAttention = true;
+  int64_t tileSizeQ = 64, tileSizeKv = 64, kvSplits = 0;
+};
+
 /// How a target is asked for: the same fields for every target.
 struct TargetOptions {
   /// The processor ("" or "native" for the CPU target: the host).
@@ -46,11 +54,7 @@ struct TargetOptions {
   std::string features;
   /// LLVM optimization level, 0-3.
   unsigned optLevel = 3;
-  /// Target-independent attention tiling (the linalg stage):
-  /// tfm-tile-attention's tile sizes and key splits, or the untiled
-  /// reference lowering.
-  bool tileAttention = true;
-  int64_t tileSizeQ = 64, tileSizeKv = 64, kvSplits = 0;
+  TilingOptions tiling;
 };
 
 class TargetBackend {

@@ -157,10 +157,10 @@ public:
   CPUTarget(std::unique_ptr<llvm::TargetMachine> machine,
             const TargetOptions &options)
       : machine(std::move(machine)), optLevel(options.optLevel) {
-    pipeline.tileAttention = options.tileAttention;
-    pipeline.tileSizeQ = options.tileSizeQ;
-    pipeline.tileSizeKv = options.tileSizeKv;
-    pipeline.kvSplits = options.kvSplits;
+    pipeline.tileAttention = options.tiling.tileAttention;
+    pipeline.tileSizeQ = options.tiling.tileSizeQ;
+    pipeline.tileSizeKv = options.tiling.tileSizeKv;
+    pipeline.kvSplits = options.tiling.kvSplits;
     configureForTarget(pipeline, *this->machine);
     auto stage = [&](llvm::StringRef name,
                      void (*build)(OpPassManager &,
