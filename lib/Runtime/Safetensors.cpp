@@ -15,7 +15,9 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 
+#include <set>
 #include <tuple>
 
 using namespace mlir::tfm;
@@ -137,4 +139,87 @@ mlir::tfm::parseSafetensors(llvm::StringRef data, llvm::StringRef name) {
     tensors[tensor].bytes.assign(bytes.bytes_begin(), bytes.bytes_end());
   }
   return tensors;
+}
+
+/// Adds the tensors of `file` to `checkpoint`, refusing names seen before.
+static llvm::Error addTensors(std::map<std::string, CheckpointTensor> &checkpoint,
+                              std::map<std::string, HostArray> tensors,
+                              llvm::StringRef file) {
+  for (auto &[name, array] : tensors) {
+    auto [it, added] =
+        checkpoint.try_emplace(name, CheckpointTensor{std::move(array), file.str()});
+    if (!added)
+      return llvm::createStringError("tensor '" + name + "' is in both '" +
+                                     it->second.file + "' and '" + file + "'");
+  }
+  return llvm::Error::success();
+}
+
+/// The shards an index file maps tensors to, each with the tensors it must
+/// hold exactly.
+static llvm::Expected<std::map<std::string, std::set<std::string>>>
+readIndex(llvm::StringRef path) {
+  auto buffer = readFile(path);
+  if (!buffer)
+    return buffer.takeError();
+  auto bad = [&](const llvm::Twine &why) {
+    return llvm::createStringError("'" + path +
+                                   "' is not a valid checkpoint index: " + why);
+  };
+  llvm::Expected<json::Value> index = parseJSON((*buffer)->getBuffer());
+  if (!index)
+    return bad(llvm::toString(index.takeError()));
+  const json::Object *root = index->getAsObject();
+  const json::Object *weightMap = root ? root->getObject("weight_map") : nullptr;
+  if (!weightMap)
+    return bad("no \"weight_map\" object");
+  llvm::SmallString<128> directory = llvm::sys::path::parent_path(path);
+  std::map<std::string, std::set<std::string>> shards;
+  for (const auto &[name, shard] : *weightMap) {
+    std::optional<llvm::StringRef> file = shard.getAsString();
+    if (!file || file->empty() || llvm::sys::path::is_absolute(*file) ||
+        file->contains(".."))
+      return bad("tensor '" + name.str() +
+                 "' must map to a shard file beside the index");
+    llvm::SmallString<128> shardPath = directory;
+    llvm::sys::path::append(shardPath, *file);
+    shards[shardPath.str().str()].insert(name.str());
+  }
+  return shards;
+}
+
+llvm::Expected<std::map<std::string, CheckpointTensor>>
+mlir::tfm::readCheckpoint(llvm::ArrayRef<std::string> paths) {
+  std::map<std::string, CheckpointTensor> checkpoint;
+  for (const std::string &path : paths) {
+    if (!llvm::StringRef(path).ends_with(".json")) {
+      auto tensors = readSafetensors(path);
+      if (!tensors)
+        return tensors.takeError();
+      if (auto error = addTensors(checkpoint, std::move(*tensors), path))
+        return std::move(error);
+      continue;
+    }
+    auto shards = readIndex(path);
+    if (!shards)
+      return shards.takeError();
+    for (auto &[shard, names] : *shards) {
+      auto tensors = readSafetensors(shard);
+      if (!tensors)
+        return tensors.takeError();
+      for (const std::string &name : names)
+        if (!tensors->count(name))
+          return llvm::createStringError("'" + path + "' maps tensor '" + name +
+                                         "' to '" + shard +
+                                         "', which does not hold it");
+      for (const auto &[name, array] : *tensors)
+        if (!names.count(name))
+          return llvm::createStringError("'" + shard + "' holds tensor '" +
+                                         name + "', which '" + path +
+                                         "' does not list");
+      if (auto error = addTensors(checkpoint, std::move(*tensors), shard))
+        return std::move(error);
+    }
+  }
+  return checkpoint;
 }

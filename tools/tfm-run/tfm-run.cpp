@@ -43,8 +43,11 @@ cl::opt<std::string> entryName("entry", cl::desc("Entry point (default: the "
                                cl::cat(category));
 cl::list<std::string> inputs("input", cl::desc("NAME=FILE.npy"),
                              cl::cat(category));
-cl::opt<std::string> paramsPath(
-    "params", cl::desc("Inputs by name from a .safetensors file"),
+cl::list<std::string> paramsPaths(
+    "params",
+    cl::desc("Inputs by name from a .safetensors file, or from the shards "
+             "a *.safetensors.index.json lists; repeat for the shards of "
+             "one checkpoint"),
     cl::value_desc("file"), cl::cat(category));
 cl::opt<int64_t> randomSeed(
     "random-params", cl::desc("Fill the float inputs not given otherwise "
@@ -231,15 +234,15 @@ int main(int argc, char **argv) {
     bound[index] = std::move(*array);
     origin[index] = path;
   }
-  if (!paramsPath.empty()) {
-    auto tensors = readSafetensors(paramsPath);
+  if (!paramsPaths.empty()) {
+    auto tensors = readCheckpoint(paramsPaths);
     if (!tensors)
       return fail(llvm::toString(tensors.takeError()));
-    for (auto &[name, array] : *tensors) {
+    for (auto &[name, tensor] : *tensors) {
       int index = findTensor(entry->inputs, name);
       if (index >= 0 && !bound[index]) {
-        bound[index] = std::move(array);
-        origin[index] = paramsPath;
+        bound[index] = std::move(tensor.array);
+        origin[index] = tensor.file;
       }
     }
   }
@@ -262,6 +265,14 @@ int main(int argc, char **argv) {
                   (isFloat && isStatic
                        ? ", a --params file holding it, or --random-params"
                        : ""));
+    if (spec.dtype == "i32" && bound[i]->dtype == "i64") {
+      // Token ids as NumPy and PyTorch make them.
+      llvm::Expected<HostArray> narrow = narrowToInt32(*bound[i]);
+      if (!narrow)
+        return fail("input '" + spec.name + "' from '" + origin[i] +
+                    "': " + llvm::toString(narrow.takeError()));
+      bound[i] = std::move(*narrow);
+    }
     const HostArray &array = *bound[i];
     bool shapeOk = array.shape.size() == spec.shape.size();
     for (size_t d = 0; shapeOk && d < spec.shape.size(); ++d)

@@ -11,6 +11,7 @@
 
 #include "tfm/Runtime/Manifest.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -57,6 +58,24 @@ llvm::Expected<std::map<std::string, HostArray>>
 readSafetensors(llvm::StringRef path);
 llvm::Expected<std::map<std::string, HostArray>>
 parseSafetensors(llvm::StringRef data, llvm::StringRef name);
+
+/// Every tensor of a checkpoint, and the file it came from.
+struct CheckpointTensor {
+  HostArray array;
+  std::string file;
+};
+
+/// The tensors of a checkpoint given as .safetensors files and/or Hugging
+/// Face index files (`*.safetensors.index.json`, whose "weight_map" names
+/// the shard of every tensor, relative to the index). A tensor found in two
+/// files is an error, and so is a shard that lacks a tensor the index maps
+/// to it or holds one the index does not list.
+llvm::Expected<std::map<std::string, CheckpointTensor>>
+readCheckpoint(llvm::ArrayRef<std::string> paths);
+
+/// An i64 array as i32, or an error naming the first value that does not
+/// fit (NumPy and PyTorch hand out int64 token ids).
+llvm::Expected<HostArray> narrowToInt32(const HostArray &array);
 
 } // namespace mlir::tfm
 

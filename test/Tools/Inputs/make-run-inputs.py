@@ -35,10 +35,27 @@ safetensors.save(out / "bad-shape.safetensors", bad)
 assert all(np.array_equal(a, params[k]) for k, a in
            safetensors.load(out / "params.safetensors").items())
 
+# The same checkpoint in two shards with a Hugging Face index, and shards
+# that disagree with it.
+names = sorted(params)
+halves = {"model-00001-of-00002.safetensors": names[::2],
+          "model-00002-of-00002.safetensors": names[1::2]}
+for shard, members in halves.items():
+    safetensors.save(out / shard, {n: params[n] for n in members})
+weight_map = {n: shard for shard, members in halves.items() for n in members}
+(out / "model.safetensors.index.json").write_text(
+    json.dumps({"metadata": {"total_size": 0}, "weight_map": weight_map}))
+wrong_map = dict(weight_map, **{names[0]: "model-00002-of-00002.safetensors"})
+(out / "wrong.safetensors.index.json").write_text(json.dumps({"weight_map": wrong_map}))
+ghost_map = dict(weight_map, **{"ghost.weight": "model-00001-of-00002.safetensors"})
+(out / "ghost.safetensors.index.json").write_text(json.dumps({"weight_map": ghost_map}))
+
 ids = rng.integers(0, v, (2, 7)).astype(np.int32)
 positions = np.tile(np.arange(7, dtype=np.int32), (2, 1))
 np.save(out / "ids.npy", ids)
 np.save(out / "ids64.npy", ids.astype(np.int64))
+np.save(out / "ids64-huge.npy", np.where(ids == ids.max(), 2**40, ids).astype(np.int64))
+np.save(out / "ids-float.npy", ids.astype(np.float32))
 np.save(out / "ids-out-of-range.npy", np.where(ids == ids.max(), v, ids).astype(np.int32))
 np.save(out / "pos-short.npy", positions[:, :-1])
 np.save(out / "pos.npy", positions)
