@@ -114,7 +114,8 @@ class EntryPoint:
 
     def _inputs(self, args):
         """`args` as checked, C-contiguous, aligned arrays (copies only where
-        the layout requires one; values are never converted)."""
+        the layout requires one; values are never converted, except int64
+        token ids narrowed to int32)."""
         if len(args) != len(self.inputs):
             raise TypeError(f"{self.name}: expected {len(self.inputs)} inputs, "
                             f"got {len(args)}")
@@ -125,10 +126,23 @@ class EntryPoint:
             except ValueError as error:  # e.g. a ragged list
                 raise TypeError(f"{self.name}: input '{spec['name']}' is not "
                                 f"an array: {error}") from None
+            if spec["dtype"] == "i32" and array.dtype == np.int64:
+                array = self._narrow(spec, array)
             self._check("input", spec, array,
                         [s if s >= 0 else None for s in spec["shape"]])
             inputs.append(np.require(array, requirements=["C", "A"]))
         return inputs
+
+    def _narrow(self, spec, array):
+        """int64 token ids (NumPy's and PyTorch's default) as the int32 the
+        entry point takes, when every value fits."""
+        info = np.iinfo(np.int32)
+        outside = (array < info.min) | (array > info.max)
+        if outside.any():
+            value = array[outside].flat[0]
+            raise ValueError(f"{self.name}: input '{spec['name']}' holds {value}, "
+                             "which does not fit int32")
+        return array.astype(np.int32)
 
     def _output_shape(self, spec, inputs):
         """`spec`'s shape, dynamic dims sized from their dim source (None

@@ -7,6 +7,7 @@ tensors are exchanged as uint16 bit patterns (see `runtime.to_bf16`).
 
 import json
 import math
+import pathlib
 import struct
 
 import numpy as np
@@ -57,6 +58,59 @@ def load(path):
         return _parse(data)
     except ValueError as error:
         raise ValueError(f"{path}: {error}") from None
+
+
+def load_checkpoint(*paths):
+    """name -> (array, file) of a checkpoint given as .safetensors files
+    and/or Hugging Face index files (`model.safetensors.index.json`, whose
+    "weight_map" names the shard of every tensor, beside the index), as
+    tfm-run --params reads it. A tensor in two files, or a shard that does
+    not hold exactly what the index maps to it, raises ValueError."""
+    checkpoint = {}
+
+    def add(tensors, file):
+        for name, array in tensors.items():
+            if name in checkpoint:
+                raise ValueError(f"tensor '{name}' is in both "
+                                 f"'{checkpoint[name][1]}' and '{file}'")
+            checkpoint[name] = (array, str(file))
+
+    for path in map(pathlib.Path, paths):
+        if path.suffix != ".json":
+            add(load(path), path)
+            continue
+        for shard, names in sorted(_read_index(path).items()):
+            tensors = load(shard)
+            missing = sorted(set(names) - set(tensors))
+            extra = sorted(set(tensors) - set(names))
+            if missing:
+                raise ValueError(f"'{path}' maps tensor '{missing[0]}' to "
+                                 f"'{shard}', which does not hold it")
+            if extra:
+                raise ValueError(f"'{shard}' holds tensor '{extra[0]}', which "
+                                 f"'{path}' does not list")
+            add(tensors, shard)
+    return checkpoint
+
+
+def _read_index(path):
+    """shard path -> names of the tensors an index file maps to it."""
+    try:
+        index = json.loads(path.read_text(), object_pairs_hook=_object)
+    except (ValueError, RecursionError) as error:
+        raise ValueError(f"'{path}' is not a valid checkpoint index: {error}") from None
+    weight_map = index.get("weight_map") if isinstance(index, dict) else None
+    if not isinstance(weight_map, dict):
+        raise ValueError(f"'{path}' is not a valid checkpoint index: "
+                         "no \"weight_map\" object")
+    shards = {}
+    for name, file in weight_map.items():
+        if (not isinstance(file, str) or not file or pathlib.PurePath(file).is_absolute()
+                or ".." in file):
+            raise ValueError(f"'{path}' is not a valid checkpoint index: tensor "
+                             f"'{name}' must map to a shard file beside the index")
+        shards.setdefault(path.parent / file, []).append(name)
+    return shards
 
 
 def _parse(data):

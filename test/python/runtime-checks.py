@@ -93,13 +93,15 @@ expect(ValueError, "overlaps 'input_ids'",
        lambda: forward(ids_as_output.view(np.int32).reshape(-1)[:10].reshape(2, 5),
                        positions, *params, out=[ids_as_output]))
 
-# Inputs: the manifest's dtype exactly, never converted.
-expect(TypeError, "input 'input_ids' must be i32 (int32), got int64",
-       lambda: forward(ids.astype(np.int64), positions, *params))
+# Inputs: the manifest's dtype, never converted, except int64 token ids
+# (NumPy's and PyTorch's default, and a Python list's), narrowed when they fit.
+assert np.array_equal(forward(ids.astype(np.int64), positions, *params), expected)
+assert np.array_equal(forward(ids.tolist(), positions.tolist(), *params), expected)
+print("PASS int64 and list token ids are narrowed to int32")
+expect(ValueError, "input 'input_ids' holds 4294967296, which does not fit int32",
+       lambda: forward(np.where(ids == ids.max(), 2**32, ids), positions, *params))
 expect(TypeError, "input 'input_ids' must be i32 (int32), got object",
        lambda: forward(ids.astype(object), positions, *params))
-expect(TypeError, "input 'input_ids' must be i32 (int32), got int64",
-       lambda: forward(ids.tolist(), positions, *params))
 expect(TypeError, "input 'input_ids' is not an array",
        lambda: forward([[1, 2], [3]], positions, *params))
 expect(TypeError, "input 'model.norm.weight' must be f32 (float32), got float64",

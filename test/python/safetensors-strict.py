@@ -3,7 +3,7 @@
 # safetensors.load is as strict as the format's reference implementation:
 # every malformed header or data layout below (written by hand) is a
 # ValueError naming what is wrong; well-formed files, including those `save`
-# writes, still load.
+# writes, still load. load_checkpoint reads sharded checkpoints strictly too.
 
 import json
 import pathlib
@@ -143,4 +143,43 @@ for bad, error_type, fragment in [({"__metadata__": np.zeros(1)}, ValueError, "r
     except error_type as error:
         assert fragment in str(error), (fragment, str(error))
         print(f"PASS {error}")
+# Sharded checkpoints, as tfm-run --params reads them: through the Hugging
+# Face index or shard by shard; a tensor in two files or an index that
+# disagrees with its shards is a ValueError.
+rng = np.random.default_rng(4)
+weights = {f"w{i}": rng.standard_normal((3, i + 1)).astype(np.float32) for i in range(5)}
+shards = {"model-00001-of-00002.safetensors": ["w0", "w2", "w4"],
+          "model-00002-of-00002.safetensors": ["w1", "w3"]}
+for shard, names in shards.items():
+    safetensors.save(out / shard, {n: weights[n] for n in names})
+weight_map = {n: shard for shard, names in shards.items() for n in names}
+
+
+def index(name, mapping):
+    (out / name).write_text(json.dumps({"metadata": {}, "weight_map": mapping}))
+    return out / name
+
+
+for paths in ([index("model.safetensors.index.json", weight_map)],
+              [out / shard for shard in shards]):
+    checkpoint = safetensors.load_checkpoint(*paths)
+    assert sorted(checkpoint) == sorted(weights)
+    assert all(np.array_equal(checkpoint[n][0], weights[n]) for n in weights)
+print("PASS a sharded checkpoint loads through its index and shard by shard")
+for fragment, paths in [
+        ("is in both", [out / "model-00001-of-00002.safetensors",
+                        index("model.safetensors.index.json", weight_map)]),
+        ("maps tensor 'ghost' to", [index("ghost.json", dict(weight_map, ghost=list(shards)[0]))]),
+        ("holds tensor 'w0', which", [index("moved.json", dict(weight_map, w0=list(shards)[1]))]),
+        ("must map to a shard file beside the index",
+         [index("escape.json", dict(weight_map, w0="../elsewhere.safetensors"))]),
+        ("no \"weight_map\" object", [out / "t.json"])]:
+    if fragment.startswith("no "):
+        (out / "t.json").write_text("[]")
+    try:
+        safetensors.load_checkpoint(*paths)
+        raise AssertionError(f"loaded: {fragment}")
+    except ValueError as error:
+        assert fragment in str(error), (fragment, str(error))
+        print(f"PASS {error}"[:200])
 print("all safetensors checks passed")
