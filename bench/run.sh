@@ -3,6 +3,8 @@
 # attention, with the machine's sgemm rate and STREAM triad bandwidth.
 # Flags (bench/README.md): --only SUBSTR, --impls LIST, --quick, --threads N,
 # --timeout S. Threads default to $BENCH_THREADS, else the number of cpus.
+# `bench/run.sh model [--quick] [--layers N] [--batch B] [--seq S]`: the
+# whole-model benchmark, tfm against PyTorch eager on a LLaMA-style model.
 set -euo pipefail
 
 bench="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -21,6 +23,11 @@ mkdir -p "$bench/.build"
   -o "$bench/.build/baselines" "$bench/baselines.c" \
   -L"$llvm/lib" -Wl,-rpath,"$llvm/lib" -lopenblas -lm
 
-echo "command: $0 $*"
+script=attention.py
+if [[ "${1:-}" == model ]]; then
+  script=model.py
+  shift
+fi
+echo "command: $0 ${script%.py} $*"
 PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" \
-  exec /usr/bin/python3 "$bench/attention.py" "$@"
+  exec /usr/bin/python3 "$bench/$script" "$@"

@@ -1,0 +1,213 @@
+"""Whole-model benchmark: a LLaMA-style model description compiled by tfm
+against the same model in PyTorch eager (Hugging Face LLaMA math, float32),
+with the same weights and tokens, next to the machine's sgemm rate. Run
+through `bench/run.sh model` (bench/README.md).
+
+Each implementation runs in its own subprocess (`model.py worker IMPL DIR`)
+with the benchmark's thread settings, reads the weights and tokens from DIR,
+writes its logits there and prints one result line.
+"""
+
+import argparse
+import json
+import math
+import os
+import pathlib
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+from attention import Runner, modified
+from tfm import compiler, runtime
+
+BENCH = pathlib.Path(__file__).resolve().parent
+TOLERANCE = 1e-4  # max-norm relative error of tfm's logits against PyTorch's
+
+# The model of issue 14: LLaMA-style, GQA 32/4, SwiGLU, tied to nothing.
+FULL = {"vocab_size": 32000, "d_model": 2048, "num_layers": 2, "num_heads": 32,
+        "num_kv_heads": 4, "d_ff": 5632}
+QUICK = {"vocab_size": 4000, "d_model": 512, "num_layers": 2, "num_heads": 8,
+         "num_kv_heads": 2, "d_ff": 1376}
+
+
+def flops(config, batch, length):
+    """2 per weight per token for the projections, FFN and LM head; 4·D per
+    visible (query, key) pair and query head for attention (causal)."""
+    d, layers = config["d_model"], config["num_layers"]
+    head_dim = d // config["num_heads"]
+    kv_rows = config["num_kv_heads"] * head_dim
+    layer = 2 * d * d + 2 * kv_rows * d + 3 * d * config["d_ff"]
+    per_token = 2 * (layers * layer + config["vocab_size"] * d)
+    pairs = length * (length + 1) // 2
+    return batch * (length * per_token + pairs * 4 * head_dim * config["num_heads"] * layers)
+
+
+def torch_logits(config, weights, ids, positions):
+    """The Hugging Face LLaMA forward pass, written out in PyTorch."""
+    import torch
+
+    w = {name: torch.from_numpy(array) for name, array in weights.items()}
+    heads, kv_heads = config["num_heads"], config["num_kv_heads"]
+    head_dim = config["d_model"] // heads
+    batch, length = ids.shape
+    inverse = 1.0 / 10000.0 ** (torch.arange(0, head_dim, 2).double() / head_dim)
+    angles = torch.from_numpy(positions).double()[..., None] * inverse  # [B, S, D/2]
+    cos = torch.cat([angles.cos()] * 2, -1).float()[:, None]
+    sin = torch.cat([angles.sin()] * 2, -1).float()[:, None]
+    causal = torch.full((length, length), float("-inf")).triu(1)
+
+    def norm(x, weight):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5) * weight
+
+    def rope(x):
+        first, second = x.chunk(2, dim=-1)
+        return x * cos + torch.cat((-second, first), dim=-1) * sin
+
+    def split(x, count):
+        return x.view(batch, length, count, head_dim).transpose(1, 2)
+
+    with torch.no_grad():
+        x = w["model.embed_tokens.weight"][torch.from_numpy(ids).long()]
+        for layer in range(config["num_layers"]):
+            p = f"model.layers.{layer}."
+            h = norm(x, w[p + "input_layernorm.weight"])
+            q = rope(split(h @ w[p + "self_attn.q_proj.weight"].T, heads))
+            k = rope(split(h @ w[p + "self_attn.k_proj.weight"].T, kv_heads))
+            v = split(h @ w[p + "self_attn.v_proj.weight"].T, kv_heads)
+            k = k.repeat_interleave(heads // kv_heads, dim=1)
+            v = v.repeat_interleave(heads // kv_heads, dim=1)
+            scores = q @ k.transpose(-1, -2) / math.sqrt(head_dim) + causal
+            attention = (scores.softmax(-1) @ v).transpose(1, 2).reshape(batch, length, -1)
+            x = x + attention @ w[p + "self_attn.o_proj.weight"].T
+            h = norm(x, w[p + "post_attention_layernorm.weight"])
+            gate = torch.nn.functional.silu(h @ w[p + "mlp.gate_proj.weight"].T)
+            x = x + (gate * (h @ w[p + "mlp.up_proj.weight"].T)) @ w[p + "mlp.down_proj.weight"].T
+        return (norm(x, w["model.norm.weight"]) @ w["lm_head.weight"].T).numpy()
+
+
+def worker(impl, directory, reps):
+    """Times one implementation on the weights and tokens in `directory`."""
+    config = json.loads((directory / "model.json").read_text())
+    ids, positions = np.load(directory / "ids.npy"), np.load(directory / "positions.npy")
+    weights = dict(np.load(directory / "weights.npz"))
+    kernels = "-"
+    if impl == "torch":
+        import ctypes
+
+        import torch
+        torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+        core = ctypes.CDLL("libopenblas.so.0").openblas_get_corename
+        core.restype = ctypes.c_char_p
+        kernels = core().decode()
+        call = lambda: torch_logits(config, weights, ids, positions)  # noqa: E731
+    else:
+        forward = runtime.Library(directory / "model.so")["forward"]
+        params = [weights[s["name"]] for s in forward.inputs[2:]]
+        call = lambda: forward(ids, positions, *params)  # noqa: E731
+    logits = call()  # warm-up
+    seconds = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        call()
+        seconds.append(time.perf_counter() - start)
+    np.save(directory / f"logits-{impl}.npy", logits)
+    print(f"model seconds={np.median(seconds):.6f} reps={reps} kernels={kernels}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="a small model and fewer repeats")
+    parser.add_argument("--layers", type=int, help="override num_layers")
+    parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--seq", type=int, default=128, help="tokens per sequence")
+    parser.add_argument("--reps", type=int, help="timed calls (default 3, --quick 1)")
+    parser.add_argument("--threads", type=int,
+                        default=int(os.environ.get("BENCH_THREADS", os.cpu_count())),
+                        help="threads (default $BENCH_THREADS, else the cpus)")
+    parser.add_argument("--timeout", type=int, default=1800,
+                        help="seconds per implementation before it is skipped")
+    args = parser.parse_args()
+    config = dict(QUICK if args.quick else FULL)
+    if args.layers:
+        config["num_layers"] = args.layers
+    reps = args.reps or (1 if args.quick else 3)
+    runner = Runner(args)
+
+    directory = BENCH / ".build" / "model"
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "model.json").write_text(json.dumps(config))
+    start = time.perf_counter()
+    forward = runtime.Library(compiler.compile_model(config, directory / "model.so"))["forward"]
+    compile_seconds = time.perf_counter() - start
+    rng = np.random.default_rng(0)
+    weights = {}
+    for spec in forward.inputs[2:]:
+        shape = spec["shape"]
+        if len(shape) == 1:  # norm weights around 1
+            weights[spec["name"]] = (1 + 0.1 * rng.standard_normal(shape)).astype(np.float32)
+        else:
+            scale = 1 / math.sqrt(shape[-1])
+            weights[spec["name"]] = (scale * rng.standard_normal(shape)).astype(np.float32)
+    np.savez(directory / "weights.npz", **weights)
+    ids = rng.integers(0, config["vocab_size"], (args.batch, args.seq)).astype(np.int32)
+    np.save(directory / "ids.npy", ids)
+    np.save(directory / "positions.npy", np.tile(np.arange(args.seq, dtype=np.int32), (args.batch, 1)))
+
+    cpu = next((line.split(":", 1)[1].strip() for line in subprocess.run(
+        ["lscpu"], capture_output=True, text=True).stdout.splitlines()
+        if line.startswith("Model name")), "?")
+    print(f"machine: {cpu}, {os.cpu_count()} cpus, load average "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"threads: {args.threads} (OMP_NUM_THREADS for tfm, torch.set_num_threads "
+          f"and OPENBLAS_NUM_THREADS for PyTorch and sgemm; OPENBLAS_CORETYPE unset)")
+    print(f"model: {json.dumps(config)}, batch {args.batch}, {args.seq} tokens, "
+          f"{sum(a.size for a in weights.values()) / 1e6:.0f}M weights (f32)")
+    tool = compiler._tfm_compile()
+    built = modified(tool)
+    print(f"tfm-compile: {tool} (built {built}), compiled in {compile_seconds:.1f} s")
+    sgemm = runner.sgemm()
+    sgemm_rate = float(sgemm["gflops"])
+    print(f"sgemm: {sgemm_rate:.1f} GFLOP/s (n={sgemm['n']}, OpenBLAS {sgemm['core']} "
+          f"kernels, {sgemm['threads']} threads, median of {sgemm['reps']})")
+    work = flops(config, args.batch, args.seq)
+    print(f"work: {work / 1e9:.2f} GFLOP per forward pass\n")
+
+    print(f"{'impl':<6} {'ms':>10} {'tokens/s':>9} {'GFLOP/s':>8} {'%sgemm':>7} "
+          f"{'torch/x':>8} {'error':>9}  kernels")
+    results = {}
+    for impl in ("torch", "tfm"):
+        result, why = runner.run([sys.executable, BENCH / "model.py", "worker",
+                                  impl, directory, reps])
+        results[impl] = result
+        if not result:
+            print(f"{impl:<6} {why}")
+            continue
+        seconds = float(result["seconds"])
+        torch_seconds = float(results["torch"]["seconds"]) if results.get("torch") else None
+        error = "-"
+        if impl == "tfm" and results.get("torch"):
+            got, want = (np.load(directory / f"logits-{i}.npy") for i in ("tfm", "torch"))
+            relative = np.abs(got - want).max() / np.abs(want).max()
+            error = f"{relative:.2e}" + ("" if relative <= TOLERANCE else " WRONG")
+        print(f"{impl:<6} {seconds * 1e3:>10.1f} {args.batch * args.seq / seconds:>9.1f} "
+              f"{work / seconds / 1e9:>8.1f} {100 * work / seconds / 1e9 / sgemm_rate:>6.1f}% "
+              f"{(torch_seconds / seconds if torch_seconds else float('nan')):>8.3f} "
+              f"{error:>9}  {result['kernels']}")
+        sys.stdout.flush()
+    again = float(runner.sgemm()["gflops"])
+    print(f"\nsgemm again: {again:.1f} GFLOP/s, load average "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if abs(again - sgemm_rate) > 0.1 * sgemm_rate:
+        print("WARNING: the sgemm rate changed by over 10% during the run")
+    if modified(tool) != built:
+        print("WARNING: tfm-compile was rebuilt during the run")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["worker"]:
+        worker(sys.argv[2], pathlib.Path(sys.argv[3]), int(sys.argv[4]))
+    else:
+        main()
