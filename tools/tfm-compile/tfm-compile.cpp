@@ -4,13 +4,15 @@
 //             [--dump-after=STAGE,...] [--mcpu=CPU] [--mattr=FEATURES] [-O N]
 //             [--header=PATH]
 //
-// INPUT is tfm MLIR (.mlir, or - for stdin) or a model description (.json).
+// INPUT is tfm MLIR (.mlir, or - for stdin), a model description (.json) or
+// a Hugging Face model directory (its config.json).
 // See README.md and docs/DESIGN.md for what each output contains.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tfm/Compiler/Driver.h"
 #include "tfm/Compiler/EntryPoints.h"
+#include "tfm/Compiler/HuggingFaceConfig.h"
 #include "tfm/Compiler/ModelDescription.h"
 #include "tfm/InitTfm.h"
 #include "tfm/Support/InputLimits.h"
@@ -25,6 +27,7 @@
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
@@ -42,7 +45,8 @@ enum class Emit { Library, Object, Assembly, LLVMIR, MLIR, Header };
 cl::OptionCategory category("tfm-compile options");
 
 cl::opt<std::string> inputPath(cl::Positional,
-                               cl::desc("<input .mlir or .json>"),
+                               cl::desc("<input .mlir, .json or Hugging Face "
+                                        "model directory>"),
                                cl::cat(category));
 cl::opt<bool> printStagesFlag(
     "print-stages",
@@ -129,7 +133,8 @@ std::string defaultOutput(const TargetBackend &target) {
                                                      : "";
   if (extension.empty() || inputPath == "-")
     return "-";
-  llvm::SmallString<128> path(llvm::sys::path::filename(inputPath));
+  llvm::SmallString<128> path(
+      llvm::sys::path::filename(llvm::StringRef(inputPath).rtrim('/')));
   llvm::sys::path::replace_extension(path, extension);
   return path.str().str();
 }
@@ -210,8 +215,13 @@ int main(int argc, char **argv) {
   registerOpenMPDialectTranslation(registry);
   MLIRContext context(registry);
 
+  // A directory is a Hugging Face model directory: its config.json.
+  bool huggingFace = llvm::sys::fs::is_directory(inputPath);
+  llvm::SmallString<128> sourcePath(inputPath);
+  if (huggingFace)
+    llvm::sys::path::append(sourcePath, "config.json");
   std::string error;
-  std::unique_ptr<llvm::MemoryBuffer> input = openInputFile(inputPath, &error);
+  std::unique_ptr<llvm::MemoryBuffer> input = openInputFile(sourcePath, &error);
   if (!input)
     return fail(error);
 
@@ -222,10 +232,17 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module;
   Manifest manifest;
   manifest.device = (*target)->device().str();
-  if (llvm::sys::path::extension(inputPath) == ".json") {
-    auto model = buildModelFromJSON(input->getBuffer(), &context);
+  if (huggingFace || llvm::sys::path::extension(inputPath) == ".json") {
+    std::string description = input->getBuffer().str();
+    if (huggingFace) {
+      auto converted = descriptionFromHuggingFace(description);
+      if (!converted)
+        return fail(sourcePath + ": " + llvm::toString(converted.takeError()));
+      description = std::move(*converted);
+    }
+    auto model = buildModelFromJSON(description, &context);
     if (!model)
-      return fail(inputPath + ": " + llvm::toString(model.takeError()));
+      return fail(sourcePath + ": " + llvm::toString(model.takeError()));
     module = std::move(model->module);
     manifest.flops = model->flops;
   } else {

@@ -1,0 +1,25 @@
+"""Compiles the Hugging Face model directory argv[1] with tfm-compile and
+checks its logits against the float64 reference of the model description
+argv[2] (JSON) that the directory's config.json means."""
+
+import json
+import sys
+import tempfile
+
+import numpy as np
+
+from tfm import compiler, reference, runtime
+
+directory, description = sys.argv[1], json.loads(sys.argv[2])
+with tempfile.TemporaryDirectory() as work:
+    forward = runtime.Library(compiler.compile_model(directory, f"{work}/model.so"))["forward"]
+    rng = np.random.default_rng(11)
+    params = {s["name"]: (0.2 * rng.standard_normal(s["shape"]) + (len(s["shape"]) == 1))
+              .astype(np.float32) for s in forward.inputs[2:]}
+    ids = rng.integers(0, description["vocab_size"], (2, 9)).astype(np.int32)
+    positions = np.tile(np.arange(9, dtype=np.int32), (2, 1))
+    logits = forward(ids, positions, *params.values())
+    expected = reference.language_model(description, params, ids, positions)
+    error = np.abs(logits - expected).max() / np.abs(expected).max()
+    assert error <= 1e-5, error
+    print(f"PASS {directory}: logits match the reference within {error:.1e}")
