@@ -238,9 +238,20 @@ int main(int argc, char **argv) {
     auto tensors = readCheckpoint(paramsPaths);
     if (!tensors)
       return fail(llvm::toString(tensors.takeError()));
+    std::vector<bool> inCheckpoint(entry->inputs.size());
     for (auto &[name, tensor] : *tensors) {
       int index = findTensor(entry->inputs, name);
-      if (index >= 0 && !bound[index]) {
+      // GPT-2 checkpoints saved from the base model lack the prefix.
+      if (index < 0)
+        index = findTensor(entry->inputs, "transformer." + name);
+      if (index < 0)
+        continue;
+      if (inCheckpoint[index])
+        return fail("input '" + entry->inputs[index].name +
+                    "' is in the checkpoint twice, with and without the "
+                    "'transformer.' prefix");
+      inCheckpoint[index] = true;
+      if (!bound[index]) { // --input files come first
         bound[index] = std::move(tensor.array);
         origin[index] = tensor.file;
       }
