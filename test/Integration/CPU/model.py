@@ -123,7 +123,7 @@ weights = [np.zeros([max(d, 1) for d in spec["shape"]], np.float32)
            for spec in forward.inputs[2:]]
 wrong_shape = list(weights)
 wrong_shape[0] = np.zeros((49, 40), np.float32)
-for bad, message in [((ids.astype(np.int64), ids, *weights), "must be i32"),
+for bad, message in [((ids.astype(np.float32), ids, *weights), "must be i32"),
                      ((ids, ids, *wrong_shape), "must have shape [50, 40], got [49, 40]"),
                      ((ids, ids), f"expected {len(forward.inputs)} inputs, got 2")]:
     try:
