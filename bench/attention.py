@@ -153,6 +153,15 @@ def worker(impl, directory, case, min_reps, min_time, slow):
           f"rss_base_kib={base} rss_peak_kib={peak} error={error}")
 
 
+def machine():
+    """The header line naming the CPU and its load."""
+    model = next((line.split(":", 1)[1].strip() for line in subprocess.run(
+        ["lscpu"], capture_output=True, text=True).stdout.splitlines()
+        if line.startswith("Model name")), "?")
+    return (f"machine: {model}, {os.cpu_count()} cpus, load average "
+            f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
 def parse(line):
     """The key=value fields of a result line."""
     return dict(field.split("=", 1) for field in line.split()[1:])
@@ -316,11 +325,7 @@ def main():
              if not args.only or any(o in c.name for o in args.only)]
     runner = Runner(args)
 
-    model = next((line.split(":", 1)[1].strip() for line in subprocess.run(
-        ["lscpu"], capture_output=True, text=True).stdout.splitlines()
-        if line.startswith("Model name")), "?")
-    print(f"machine: {model}, {os.cpu_count()} cpus, load average "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(machine())
     print(f"threads: {args.threads} (OMP_NUM_THREADS for tfm and the triad, "
           f"OPENBLAS_NUM_THREADS for naive and sgemm; OPENBLAS_CORETYPE unset)")
     tool = compiler._tfm_compile()

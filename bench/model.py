@@ -13,13 +13,12 @@ import json
 import math
 import os
 import pathlib
-import subprocess
 import sys
 import time
 
 import numpy as np
 
-from attention import Runner, modified
+from attention import Runner, machine, modified
 from tfm import compiler, runtime
 
 BENCH = pathlib.Path(__file__).resolve().parent
@@ -156,11 +155,7 @@ def main():
     np.save(directory / "ids.npy", ids)
     np.save(directory / "positions.npy", np.tile(np.arange(args.seq, dtype=np.int32), (args.batch, 1)))
 
-    cpu = next((line.split(":", 1)[1].strip() for line in subprocess.run(
-        ["lscpu"], capture_output=True, text=True).stdout.splitlines()
-        if line.startswith("Model name")), "?")
-    print(f"machine: {cpu}, {os.cpu_count()} cpus, load average "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(machine())
     print(f"threads: {args.threads} (OMP_NUM_THREADS for tfm, torch.set_num_threads "
           f"and OPENBLAS_NUM_THREADS for PyTorch and sgemm; OPENBLAS_CORETYPE unset)")
     print(f"model: {json.dumps(config)}, batch {args.batch}, {args.seq} tokens, "
