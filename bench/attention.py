@@ -203,6 +203,13 @@ class Runner:
         assert sgemm, why
         return sgemm
 
+    def fma(self):
+        """The FMA peak line (GFLOP/s)."""
+        fma, why = self.run([self.baselines, "fma", 10**8 if self.args.quick else 4 * 10**8,
+                             3 if self.args.quick else 5])
+        assert fma, why
+        return fma
+
     def triad(self, reps=None):
         """The STREAM triad line (GB/s)."""
         reps = reps or (5 if self.args.quick else 20)
@@ -336,6 +343,10 @@ def main():
     print(f"sgemm: {sgemm_rate:.1f} GFLOP/s (n={sgemm['n']}, OpenBLAS "
           f"{sgemm['core']} kernels, {sgemm['threads']} threads, median of "
           f"{sgemm['reps']})")
+    fma = runner.fma()
+    print(f"FMA peak: {float(fma['gflops']):.1f} GFLOP/s ({fma['threads']} threads, "
+          f"median of {fma['reps']}); sgemm is "
+          f"{100 * sgemm_rate / float(fma['gflops']):.1f}% of it")
     print(f"STREAM triad: {triad_rate:.1f} GB/s (3 x {triad['mib_per_array']} MiB "
           f"f64, 2 reads + 1 write per element, median of {triad['reps']})")
     print()

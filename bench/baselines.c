@@ -2,6 +2,9 @@
 //
 //   baselines sgemm N REPS
 //       median GFLOP/s of an N x N x N cblas_sgemm (the machine's matmul rate)
+//   baselines fma ITERATIONS REPS
+//       median GFLOP/s of independent f32 multiply-add chains in vector
+//       registers on every thread (the machine's FMA peak)
 //   baselines triad MIB REPS
 //       median GB/s of the STREAM triad a[i] = b[i] + s*c[i] over three
 //       MIB-MiB double arrays, counting 2 reads + 1 write per element
@@ -9,7 +12,8 @@
 //       naive attention on DIR/{q,k,v}.f32 (row-major [B,H,S,D] f32), output
 //       written to DIR/naive.f32; timed like bench/attention.py's `measure`
 //
-// Threads: OPENBLAS_NUM_THREADS for cblas, OMP_NUM_THREADS for the triad.
+// Threads: OPENBLAS_NUM_THREADS for cblas, OMP_NUM_THREADS for fma and the
+// triad.
 #include <cblas.h>
 #include <math.h>
 #include <omp.h>
@@ -202,14 +206,50 @@ static int run_attention(char **argv) {
   return 0;
 }
 
+// The FMA peak: on every OpenMP thread, 12 independent chains of f32
+// multiply-adds on 64-byte vectors (one zmm register each with AVX-512, two
+// ymm with AVX2), enough to hide the FMA latency on both ports.
+typedef float vec16 __attribute__((vector_size(64)));
+enum { kChains = 12 };
+
+static int fma_peak(long iterations, int reps) {
+  double *rates = checked_malloc(reps * sizeof *rates);
+  float sink = 0;
+  int threads = omp_get_max_threads();
+  for (int r = -1; r < reps; ++r) {  // r = -1: warm-up
+    double start = now();
+#pragma omp parallel reduction(+ : sink)
+    {
+      vec16 acc[kChains];
+      vec16 scale = {0}, add = {0};
+      scale += 0.999999f;
+      // The chains settle at add / (1 - scale) = 1000: no denormals.
+      add += 1e-3f;
+      for (int j = 0; j < kChains; ++j) acc[j] = add + (float)j;
+      for (long i = 0; i < iterations; ++i)
+        for (int j = 0; j < kChains; ++j) acc[j] = acc[j] * scale + add;
+      for (int j = 0; j < kChains; ++j)
+        for (int l = 0; l < 16; ++l) sink += acc[j][l];
+    }
+    if (r >= 0)
+      rates[r] = 2.0 * 16 * kChains * (double)iterations * threads /
+                 (now() - start) / 1e9;
+  }
+  printf("fma threads=%d reps=%d gflops=%.2f sink=%g\n", threads, reps,
+         median(rates, reps), sink);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc == 4 && !strcmp(argv[1], "sgemm"))
     return sgemm_rate(atoi(argv[2]), atoi(argv[3]));
+  if (argc == 4 && !strcmp(argv[1], "fma"))
+    return fma_peak(atol(argv[2]), atoi(argv[3]));
   if (argc == 4 && !strcmp(argv[1], "triad"))
     return triad(atol(argv[2]), atoi(argv[3]));
   if (argc == 13 && !strcmp(argv[1], "attention")) return run_attention(argv + 2);
   fprintf(stderr,
-          "usage: baselines sgemm N REPS | triad MIB REPS |\n"
+          "usage: baselines sgemm N REPS | fma ITERATIONS REPS | triad MIB REPS |\n"
           "       attention DIR B HQ HKV SQ SKV D CAUSAL MIN_REPS MIN_TIME SLOW\n");
   return 2;
 }

@@ -168,10 +168,12 @@ def main():
     print(f"sgemm: {sgemm_rate:.1f} GFLOP/s (n={sgemm['n']}, OpenBLAS {sgemm['core']} "
           f"kernels, {sgemm['threads']} threads, median of {sgemm['reps']})")
     work = flops(config, args.batch, args.seq)
+    peak = float(runner.fma()["gflops"])
+    print(f"FMA peak: {peak:.1f} GFLOP/s (f32 multiply-add chains on every thread)")
     print(f"work: {work / 1e9:.2f} GFLOP per forward pass\n")
 
     print(f"{'impl':<6} {'ms':>10} {'tokens/s':>9} {'GFLOP/s':>8} {'%sgemm':>7} "
-          f"{'torch/x':>8} {'error':>9}  kernels")
+          f"{'%peak':>6} {'torch/x':>8} {'error':>9}  kernels")
     results = {}
     for impl in ("torch", "tfm"):
         result, why = runner.run([sys.executable, BENCH / "model.py", "worker",
@@ -189,6 +191,7 @@ def main():
             error = f"{relative:.2e}" + ("" if relative <= TOLERANCE else " WRONG")
         print(f"{impl:<6} {seconds * 1e3:>10.1f} {args.batch * args.seq / seconds:>9.1f} "
               f"{work / seconds / 1e9:>8.1f} {100 * work / seconds / 1e9 / sgemm_rate:>6.1f}% "
+              f"{100 * work / seconds / 1e9 / peak:>5.1f}% "
               f"{(torch_seconds / seconds if torch_seconds else float('nan')):>8.3f} "
               f"{error:>9}  {result['kernels']}")
         sys.stdout.flush()
