@@ -178,7 +178,9 @@ readIndex(llvm::StringRef path) {
   for (const auto &[name, shard] : *weightMap) {
     std::optional<llvm::StringRef> file = shard.getAsString();
     if (!file || file->empty() || llvm::sys::path::is_absolute(*file) ||
-        file->contains(".."))
+        llvm::is_contained(llvm::make_range(llvm::sys::path::begin(*file),
+                                            llvm::sys::path::end(*file)),
+                           ".."))
       return bad("tensor '" + name.str() +
                  "' must map to a shard file beside the index");
     llvm::SmallString<128> shardPath = directory;

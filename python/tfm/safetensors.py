@@ -106,7 +106,7 @@ def _read_index(path):
     shards = {}
     for name, file in weight_map.items():
         if (not isinstance(file, str) or not file or pathlib.PurePath(file).is_absolute()
-                or ".." in file):
+                or ".." in pathlib.PurePath(file).parts):
             raise ValueError(f"'{path}' is not a valid checkpoint index: tensor "
                              f"'{name}' must map to a shard file beside the index")
         shards.setdefault(path.parent / file, []).append(name)
