@@ -24,6 +24,8 @@ from tfm import compiler, runtime
 
 BENCH = pathlib.Path(__file__).resolve().parent
 IMPLS = ("naive", "tiled", "reference")
+# --compare-with: the tiled lowering of another tfm-compile (an earlier build).
+BEFORE = "before"
 TOLERANCE = 1e-4  # max-norm relative error of tfm against the naive output
 
 
@@ -253,7 +255,8 @@ class Runner:
                        case.dim, int(case.causal), *self.policy]
         else:
             try:
-                compile_library(case, impl, directory / f"{impl}.so")
+                compile_library(case, impl, directory / f"{impl}.so",
+                                self.args.compare_with)
             except compiler.CompileError as error:
                 return "failed: " + str(error).splitlines()[0]
             command = [sys.executable, __file__, "worker", impl, directory,
@@ -262,17 +265,25 @@ class Runner:
         return result or why
 
 
-def compile_library(case, impl, output):
-    """Compiles `case` with tfm-compile, retrying while a rebuild replaces
-    the tool (missing or busy)."""
+def compile_library(case, impl, output, before_tool=None):
+    """Compiles `case` with tfm-compile (`before_tool` for the "before"
+    impl), retrying while a rebuild replaces the tool (missing or busy)."""
     flags = ["--reference-attention"] if impl == "reference" else []
     for attempt in range(10):
+        saved = os.environ.get("TFM_COMPILE")
+        if impl == BEFORE:
+            os.environ["TFM_COMPILE"] = str(before_tool)
         try:
             return compiler.compile_mlir(case.mlir(), output, flags=flags)
         except OSError:
             if attempt == 9:
                 raise
             time.sleep(30)
+        finally:
+            if impl == BEFORE:
+                os.environ.pop("TFM_COMPILE", None)
+                if saved is not None:
+                    os.environ["TFM_COMPILE"] = saved
 
 
 def modified(path):
@@ -326,8 +337,14 @@ def main():
                         help="threads (default $BENCH_THREADS, else the cpus)")
     parser.add_argument("--timeout", type=int, default=900,
                         help="seconds per measurement before it is skipped")
+    parser.add_argument("--compare-with", metavar="TFM_COMPILE",
+                        help="also time the tiled lowering of this tfm-compile "
+                        "(e.g. a build of an earlier commit) as impl 'before'")
     args = parser.parse_args()
     impls = [i for i in IMPLS if i in args.impls.split(",")]
+    if args.compare_with:
+        impls.insert(impls.index("tiled") if "tiled" in impls else len(impls),
+                     BEFORE)
     cases = [c for c in CASES.values()
              if not args.only or any(o in c.name for o in args.only)]
     runner = Runner(args)
@@ -338,6 +355,9 @@ def main():
     tool = compiler._tfm_compile()
     built = modified(tool)
     print(f"tfm-compile: {tool} (built {built})")
+    if args.compare_with:
+        print(f"before: {args.compare_with} (built "
+              f"{modified(pathlib.Path(args.compare_with))})")
     sgemm, triad = runner.sgemm(), runner.triad()
     sgemm_rate, triad_rate = float(sgemm["gflops"]), float(triad["gbps"])
     print(f"sgemm: {sgemm_rate:.1f} GFLOP/s (n={sgemm['n']}, OpenBLAS "

@@ -23,6 +23,22 @@
 using namespace mlir;
 using namespace mlir::tfm;
 
+AttentionTilingOptions
+TfmLowerToLLVMPipelineOptions::attentionTiling() const {
+  AttentionTilingOptions tiling;
+#define TFM_ATTENTION_TILING_OPTION(field, flag, value, description)          \
+  tiling.field = field;
+#include "tfm/Dialect/Tfm/Transforms/AttentionTilingOptions.def"
+  return tiling;
+}
+
+void TfmLowerToLLVMPipelineOptions::setAttentionTiling(
+    const AttentionTilingOptions &tiling) {
+#define TFM_ATTENTION_TILING_OPTION(field, flag, value, description)          \
+  field = tiling.field;
+#include "tfm/Dialect/Tfm/Transforms/AttentionTilingOptions.def"
+}
+
 void mlir::tfm::buildTfmToLinalgStage(
     OpPassManager &pm, const TfmLowerToLLVMPipelineOptions &options) {
   // Fold masks-as-data into structure, tile attention, then lower the rest
@@ -30,11 +46,7 @@ void mlir::tfm::buildTfmToLinalgStage(
   pm.addPass(createCanonicalizerPass());
   if (options.tileAttention) {
     pm.addPass(createTfmDecomposePass());
-    TfmTileAttentionPassOptions tiling;
-    tiling.tileSizeQ = options.tileSizeQ;
-    tiling.tileSizeKv = options.tileSizeKv;
-    tiling.kvSplits = options.kvSplits;
-    pm.addPass(createTfmTileAttentionPass(tiling));
+    pm.addPass(createTfmTileAttentionPass(options.attentionTiling()));
   }
   pm.addPass(createConvertTfmToLinalgPass());
   pm.addPass(createConvertElementwiseToLinalgPass()); // residual arith.addf
@@ -44,6 +56,7 @@ void mlir::tfm::buildTfmToLinalgStage(
 
 void mlir::tfm::buildTfmCPUVectorStage(
     OpPassManager &pm, const TfmLowerToLLVMPipelineOptions &options) {
+  pm.addPass(createTfmCPUDecomposeOnlineAttentionPass());
   if (!options.vectorize)
     return;
   TfmCPUVectorizePassOptions vectorize;

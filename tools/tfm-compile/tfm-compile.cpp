@@ -89,16 +89,10 @@ cl::opt<bool> referenceAttention(
     "reference-attention",
     cl::desc("Lower tfm.attention with the untiled reference lowering"),
     cl::cat(category));
-cl::opt<int64_t> tileSizeQ("tile-size-q",
-                           cl::desc("Query rows per attention tile"),
-                           cl::init(64), cl::cat(category));
-cl::opt<int64_t> tileSizeKv("tile-size-kv", cl::desc("Keys per attention tile"),
-                            cl::init(64), cl::cat(category));
-cl::opt<int64_t> kvSplits(
-    "kv-splits",
-    cl::desc("Key-range splits of a short static query (flash-decoding); "
-             "0 picks a count, 1 disables"),
-    cl::init(0), cl::cat(category));
+#define TFM_ATTENTION_TILING_OPTION(field, flag, value, description)          \
+  cl::opt<int64_t> field(flag, cl::desc(description), cl::init(value),         \
+                         cl::cat(category));
+#include "tfm/Dialect/Tfm/Transforms/AttentionTilingOptions.def"
 cl::opt<std::string> headerPath(
     "header", cl::desc("Also write the C header of the entry points here"),
     cl::value_desc("path"), cl::cat(category));
@@ -159,18 +153,17 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv, "tfm-compile: tfm IR or a model description -> binaries\n");
 
-  if (tileSizeQ < 1 || tileSizeKv < 1)
-    return fail("--tile-size-q and --tile-size-kv must be positive");
-  if (kvSplits < 0)
-    return fail("--kv-splits must be 0 (auto) or positive");
   TargetOptions targetOptions;
   targetOptions.cpu = cpu;
   targetOptions.features = features;
   targetOptions.optLevel = optLevel;
   targetOptions.tiling.tileAttention = !referenceAttention;
-  targetOptions.tiling.tileSizeQ = tileSizeQ;
-  targetOptions.tiling.tileSizeKv = tileSizeKv;
-  targetOptions.tiling.kvSplits = kvSplits;
+#define TFM_ATTENTION_TILING_OPTION(field, flag, value, description)          \
+  targetOptions.tiling.attention.field = field;
+#include "tfm/Dialect/Tfm/Transforms/AttentionTilingOptions.def"
+  if (std::string error = targetOptions.tiling.attention.validate();
+      !error.empty())
+    return fail("--" + error);
   auto target = createTargetBackend(targetName, targetOptions);
   if (!target)
     return fail(llvm::toString(target.takeError()));

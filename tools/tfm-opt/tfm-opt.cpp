@@ -1,7 +1,8 @@
 //===- tfm-opt.cpp - opt-style driver for tfm IR ---------------------------===//
 //
 // mlir-opt with the tfm dialect and passes plus the upstream dialects and
-// generic transformations that tfm pipelines use. It reads its input itself,
+// generic transformations that tfm pipelines use, and the transform dialect
+// with its structured (linalg) ops. It reads its input itself,
 // to refuse nesting that would overflow the stack of MLIR's parser before
 // handing the text to MlirOptMain.
 //
@@ -11,6 +12,9 @@
 #include "tfm/Support/InputLimits.h"
 #include "tfm/Support/Version.h"
 
+#include "mlir/Dialect/Linalg/TransformOps/DialectExtension.h"
+#include "mlir/Dialect/Transform/IR/TransformDialect.h"
+#include "mlir/Dialect/Transform/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -23,9 +27,14 @@
 int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
   mlir::tfm::registerTfmPasses();
+  // Transform scripts (--transform-interpreter) with the structured ops,
+  // e.g. to tile tfm.online_attention through its TilingInterface.
+  mlir::transform::registerInterpreterPass();
 
   mlir::DialectRegistry registry;
   mlir::tfm::registerTfmDialects(registry);
+  registry.insert<mlir::transform::TransformDialect>();
+  mlir::linalg::registerTransformDialectExtension(registry);
   mlir::tfm::setToolVersionPrinter("tfm-opt");
   auto [inputPath, outputPath] = mlir::registerAndParseCLIOptions(
       argc, argv, "tfm optimizer driver\n", registry);

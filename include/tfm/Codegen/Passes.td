@@ -1,8 +1,8 @@
 //===- Passes.td - tfm target code generation passes -------*- tablegen -*-===//
 //
 // Target-specific passes run after the target-independent tfm passes. The
-// CPU passes take linalg on tensors to register-sized vector code; nothing
-// here knows about attention.
+// CPU passes decompose the tile-level tfm ops into the CPU's forms and take
+// linalg on tensors to register-sized vector code.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +10,34 @@
 #define TFM_CODEGEN_PASSES_TD
 
 include "mlir/Pass/PassBase.td"
+
+def TfmCPUDecomposeOnlineAttentionPass
+    : Pass<"tfm-cpu-decompose-online-attention"> {
+  let summary = "decompose tfm.online_attention into the CPU's tile products";
+  let description = [{
+    The CPU's form of the tile-level attention step (the online-softmax
+    update itself is the generic one, `tfm-decompose-online-attention`).
+    Its products are plain f32 matmuls and lane-wise dot products, which
+    `tfm-cpu-vectorize` turns into register blocks:
+
+    - scores of a tile of at most 8 query rows (decode: `G·Sq`) whose head
+      dim is a multiple of 16: each key row read once, in place, front to
+      back: lane-wise products over 16-lane chunks (a 64-byte line of f32),
+      then a sum over the lanes. Packing Kᵀ reads the key tile 16 rows at a
+      time, which streams from memory at about two thirds of the rate of
+      reading rows in order (bench/kv_streams.sh); that matters only where
+      the scores are cheap next to the key reads;
+    - other scores: `Kᵀ` packed into an f32 `[D, N]` tile, then a matmul of
+      the (f32) query tile with it, so the packing cost is shared by the
+      `M` rows;
+    - `P·V`: a matmul with the value tile read in place when it is f32,
+      else with an f32 copy of it.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
 
 def TfmCPUVectorizePass : Pass<"tfm-cpu-vectorize", "::mlir::func::FuncOp"> {
   let summary = "tile static linalg ops to register blocks and vectorize them";

@@ -26,6 +26,10 @@ def ConvertTfmToLinalgPass : Pass<"convert-tfm-to-linalg"> {
     becomes a sum-of-squares reduction over the last dim and an elementwise
     `linalg.generic` computing `x * rsqrt(sum / 64 + eps) * w`.
 
+    Tile-level ops (`tfm.online_attention`) are left for the targets, which
+    decompose them their own way (`tfm-cpu-decompose-online-attention`,
+    `tfm-decompose-online-attention`).
+
     Fails with "failed to legalize operation" if an op cannot be lowered.
   }];
   let dependentDialects = [

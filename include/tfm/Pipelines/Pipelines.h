@@ -9,6 +9,8 @@
 #ifndef TFM_PIPELINES_PIPELINES_H
 #define TFM_PIPELINES_PIPELINES_H
 
+#include "tfm/Dialect/Tfm/Transforms/AttentionTilingOptions.h"
+
 #include "mlir/Pass/PassOptions.h"
 
 namespace mlir {
@@ -24,17 +26,10 @@ struct TfmLowerToLLVMPipelineOptions
                      "(tfm-tile-attention); false selects the reference "
                      "lowering, which materializes the scores"),
       llvm::cl::init(true)};
-  PassOptions::Option<int64_t> tileSizeQ{
-      *this, "tile-size-q", llvm::cl::desc("Query rows per attention tile"),
-      llvm::cl::init(64)};
-  PassOptions::Option<int64_t> tileSizeKv{
-      *this, "tile-size-kv", llvm::cl::desc("Keys per attention tile"),
-      llvm::cl::init(64)};
-  PassOptions::Option<int64_t> kvSplits{
-      *this, "kv-splits",
-      llvm::cl::desc("Key-range splits of a short static query "
-                     "(flash-decoding); 0 picks a count, 1 disables"),
-      llvm::cl::init(0)};
+#define TFM_ATTENTION_TILING_OPTION(field, flag, value, description)          \
+  PassOptions::Option<int64_t> field{*this, flag, llvm::cl::desc(description), \
+                                     llvm::cl::init(value)};
+#include "tfm/Dialect/Tfm/Transforms/AttentionTilingOptions.def"
   PassOptions::Option<bool> vectorize{
       *this, "vectorize",
       llvm::cl::desc("Tile static linalg ops to register blocks and "
@@ -54,13 +49,19 @@ struct TfmLowerToLLVMPipelineOptions
       llvm::cl::desc("Rewrite public functions into the memref entry-point "
                      "ABI (tfm-expose-entry-points) before bufferization"),
       llvm::cl::init(true)};
+
+  /// The attention tiling options set here.
+  AttentionTilingOptions attentionTiling() const;
+  void setAttentionTiling(const AttentionTilingOptions &options);
 };
 
 /// The stages of tfm-lower-to-llvm-pipeline, in order. tfm-compile runs
 /// them one by one so that it can dump the IR after each.
 ///   linalg:     tfm ops -> linalg/tensor/arith/math on tensors
-///               (target-independent; attention is tiled here)
-///   vector:     static linalg ops -> register blocks of vector ops (CPU)
+///               (target-independent; attention is tiled here into loops of
+///               tile-level tfm.online_attention steps)
+///   vector:     the tile steps in the CPU's forms; static linalg ops ->
+///               register blocks of vector ops (CPU)
 ///   bufferized: entry-point ABI, one-shot bufferization, deallocation
 ///   llvm:       vector lowering, loops, threads -> LLVM dialect
 void buildTfmToLinalgStage(OpPassManager &pm,

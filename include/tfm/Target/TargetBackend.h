@@ -12,6 +12,7 @@
 #ifndef TFM_TARGET_TARGETBACKEND_H
 #define TFM_TARGET_TARGETBACKEND_H
 
+#include "tfm/Dialect/Tfm/Transforms/AttentionTilingOptions.h"
 #include "tfm/Runtime/Manifest.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -43,7 +44,7 @@ enum class Artifact { Library, Object, Assembly, LLVMIR };
 /// takes the untiled reference lowering.
 struct TilingOptions {
   bool tileAttention = true;
-  int64_t tileSizeQ = 64, tileSizeKv = 64, kvSplits = 0;
+  AttentionTilingOptions attention;
 };
 
 /// How a target is asked for: the same fields for every target.

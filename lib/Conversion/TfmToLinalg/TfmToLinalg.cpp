@@ -4,6 +4,7 @@
 
 #include "tfm/Conversion/Passes.h"
 #include "tfm/Dialect/Tfm/IR/TfmDialect.h"
+#include "tfm/Dialect/Tfm/IR/TfmOps.h"
 #include "tfm/Dialect/Tfm/Transforms/Transforms.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -34,6 +35,8 @@ struct ConvertTfmToLinalgPass
     MLIRContext *context = &getContext();
     ConversionTarget target(*context);
     target.addIllegalDialect<TfmDialect>();
+    // Tile-level ops are the targets' to decompose.
+    target.addLegalOp<OnlineAttentionOp, YieldOp>();
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
                            math::MathDialect, tensor::TensorDialect>();
     RewritePatternSet patterns(context);

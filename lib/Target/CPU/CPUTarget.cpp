@@ -158,9 +158,7 @@ public:
             const TargetOptions &options)
       : machine(std::move(machine)), optLevel(options.optLevel) {
     pipeline.tileAttention = options.tiling.tileAttention;
-    pipeline.tileSizeQ = options.tiling.tileSizeQ;
-    pipeline.tileSizeKv = options.tiling.tileSizeKv;
-    pipeline.kvSplits = options.tiling.kvSplits;
+    pipeline.setAttentionTiling(options.tiling.attention);
     configureForTarget(pipeline, *this->machine);
     auto stage = [&](llvm::StringRef name,
                      void (*build)(OpPassManager &,
@@ -173,10 +171,11 @@ public:
     };
     stage("linalg", buildTfmToLinalgStage,
           "linalg, tensor, arith, math and scf on tensors; attention tiled "
-          "into loops with online softmax");
+          "into loops of tfm.online_attention steps");
     stage("vector", buildTfmCPUVectorStage,
-          "static linalg ops as register blocks of vector ops in scf.for tile "
-          "loops, on tensors");
+          "the attention steps as the CPU's tile products; static linalg ops "
+          "as register blocks of vector ops in scf.for tile loops, on "
+          "tensors");
     stage("bufferized", buildTfmBufferizationStage,
           "the entry-point ABI and runtime checks; memrefs, tile scratch on "
           "the stack");

@@ -199,3 +199,45 @@ func.func @decoder_block_post_layer_norm_gelu(%x: tensor<2x?x32xf16>, %g: tensor
          tensor<32x128xf16>, tensor<32xf16>, tensor<2xi64>) -> tensor<2x?x32xf16>
   return %y : tensor<2x?x32xf16>
 }
+
+// The tile-level step: inputs keep their element types, the state is f32,
+// and the body may read values from above.
+// CHECK-LABEL: func.func @online_attention_step
+func.func @online_attention_step(%q: tensor<8x64xbf16>, %k: tensor<32x64xbf16>,
+                                 %v: tensor<32x48xbf16>, %m: tensor<8xf32>,
+                                 %l: tensor<8xf32>, %acc: tensor<8x48xf32>,
+                                 %end: index)
+    -> (tensor<8xf32>, tensor<8xf32>, tensor<8x48xf32>) {
+  %scale = arith.constant 0.125 : f32
+  %hidden = arith.constant 0xFF800000 : f32
+  // CHECK: %{{.+}}, %{{.+}}, %{{.+}} = tfm.online_attention ins(%{{.+}}, %{{.+}}, %{{.+}} : tensor<8x64xbf16>, tensor<32x64xbf16>, tensor<32x48xbf16>) outs(%{{.+}}, %{{.+}}, %{{.+}} : tensor<8xf32>, tensor<8xf32>, tensor<8x48xf32>) {
+  // CHECK: ^bb0(%{{.+}}: f32, %{{.+}}: index, %{{.+}}: index):
+  // CHECK:   tfm.yield %{{.+}} : f32
+  // CHECK: } -> tensor<8xf32>, tensor<8xf32>, tensor<8x48xf32>
+  %r:3 = tfm.online_attention
+      ins(%q, %k, %v : tensor<8x64xbf16>, tensor<32x64xbf16>, tensor<32x48xbf16>)
+      outs(%m, %l, %acc : tensor<8xf32>, tensor<8xf32>, tensor<8x48xf32>) {
+  ^bb0(%dot: f32, %row: index, %key: index):
+    %s = arith.mulf %dot, %scale : f32
+    %visible = arith.cmpi slt, %key, %end : index
+    %masked = arith.select %visible, %s, %hidden : f32
+    tfm.yield %masked : f32
+  } -> tensor<8xf32>, tensor<8xf32>, tensor<8x48xf32>
+  return %r#0, %r#1, %r#2 : tensor<8xf32>, tensor<8xf32>, tensor<8x48xf32>
+}
+
+// Dynamic rows and keys (a tile of TilingInterface's making).
+// CHECK-LABEL: func.func @online_attention_dynamic
+func.func @online_attention_dynamic(%q: tensor<?x16xf32>, %k: tensor<?x16xf32>,
+                                    %v: tensor<?x16xf32>, %m: tensor<?xf32>,
+                                    %l: tensor<?xf32>, %acc: tensor<?x16xf32>)
+    -> tensor<?x16xf32> {
+  // CHECK: tfm.online_attention
+  %r:3 = tfm.online_attention
+      ins(%q, %k, %v : tensor<?x16xf32>, tensor<?x16xf32>, tensor<?x16xf32>)
+      outs(%m, %l, %acc : tensor<?xf32>, tensor<?xf32>, tensor<?x16xf32>) {
+  ^bb0(%dot: f32, %row: index, %key: index):
+    tfm.yield %dot : f32
+  } -> tensor<?xf32>, tensor<?xf32>, tensor<?x16xf32>
+  return %r#2 : tensor<?x16xf32>
+}

@@ -1,4 +1,13 @@
 //===- TileAttention.cpp - FlashAttention-2 style tiling -------------------===//
+//
+// The loops of tiled attention: (batch, kv head, query tile) work items, or
+// (batch, kv head, key split) ones with a log-sum-exp merge for a short
+// query; each attends to the key tiles it can see through the
+// tfm.online_attention steps of AttentionTiles.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionTiles.h"
 
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
 #include "tfm/Dialect/Tfm/Transforms/Passes.h"
@@ -25,30 +34,12 @@ namespace mlir::tfm {
 
 using namespace mlir;
 using namespace mlir::tfm;
+using namespace mlir::tfm::detail;
 
 namespace {
 
 using Iter = utils::IteratorType;
 
-/// Everything the tile computations need, for one (b, h, query tile).
-///
-/// A tile has static shapes: its M = G * TQ rows stack the TQ query rows of
-/// each of the G heads of kv head h (row m is head g = m / TQ, query row
-/// i = m % TQ), and its key tiles have TK columns. Rows past the query
-/// sequence and keys past the visible range are padding: padded rows repeat
-/// the last valid row and are never written out; padded keys are masked.
-struct TileContext {
-  AttentionOp op;
-  int64_t group;          // G
-  int64_t rowsPerHead;    // TQ
-  int64_t keysPerTile;    // TK
-  Value batch, kvHead;    // b, h
-  Value queryBegin, rows; // q0, valid rows per head (<= TQ)
-  Value offset;           // Skv - Sq
-  MaskAttr mask;
-};
-
-/// f32 constant `value` in a body.
 Value f32(OpBuilder &b, Location loc, double value) {
   return LinalgBuilder::constantF32(b, loc, value);
 }
@@ -57,524 +48,11 @@ Value indexConstant(OpBuilder &b, Location loc, int64_t value) {
   return arith::ConstantIndexOp::create(b, loc, value);
 }
 
-/// min(begin + i, last): the clamped source index of tile position i, so
-/// padding reads valid memory.
-Value clampedIndex(OpBuilder &b, Location loc, Value begin, Value i,
-                   Value last) {
-  return arith::MinSIOp::create(b, loc,
-                                arith::AddIOp::create(b, loc, begin, i), last);
-}
-
-/// The query head and (clamped) query row of tile row `m`.
-std::pair<Value, Value> headAndRow(OpBuilder &b, Location loc,
-                                   const TileContext &ctx, Value m) {
-  Value perHead = indexConstant(b, loc, ctx.rowsPerHead);
-  Value g = arith::DivUIOp::create(b, loc, m, perHead);
-  Value i = arith::RemUIOp::create(b, loc, m, perHead);
-  Value head = arith::AddIOp::create(
-      b, loc,
-      arith::MulIOp::create(b, loc, ctx.kvHead,
-                            indexConstant(b, loc, ctx.group)),
-      g);
-  Value lastRow = arith::SubIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, ctx.queryBegin, ctx.rows),
-      indexConstant(b, loc, 1));
-  return {head, clampedIndex(b, loc, ctx.queryBegin, i, lastRow)};
-}
-
-/// The element of a dense mask or bias at score (b, head, row, key), with
-/// NumPy broadcasting (a static 1 reads index 0).
-Value readBroadcast(OpBuilder &b, Location loc, Value tensor,
-                    ArrayRef<Value> scoreIndex) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  size_t skip = scoreIndex.size() - type.getRank();
-  SmallVector<Value> indices;
-  for (auto [i, size] : llvm::enumerate(type.getShape()))
-    indices.push_back(size == 1 ? indexConstant(b, loc, 0)
-                                : scoreIndex[skip + i]);
-  return tensor::ExtractOp::create(b, loc, tensor, indices);
-}
-
-/// The query rows of the tile as f32 [M, D], read once per query tile.
-Value packQueryTile(LinalgBuilder &lb, const TileContext &ctx) {
-  Value query = AttentionOp(ctx.op).getQuery();
-  int64_t headDim = cast<RankedTensorType>(query.getType()).getDimSize(3);
-  SmallVector<OpFoldResult> sizes{lb.builder().getIndexAttr(ctx.group),
-                                  lb.builder().getIndexAttr(ctx.rowsPerHead),
-                                  lb.builder().getIndexAttr(headDim)};
-  Value packed = lb.generic(
-      {}, {}, lb.empty(sizes, lb.f32()), lb.map(3, {0, 1, 2}),
-      SmallVector<Iter>(3, Iter::parallel),
-      [&](OpBuilder &b, Location loc, ValueRange) -> Value {
-        Value perHead = indexConstant(b, loc, ctx.rowsPerHead);
-        Value m = arith::AddIOp::create(
-            b, loc,
-            arith::MulIOp::create(b, loc, linalg::IndexOp::create(b, loc, 0),
-                                  perHead),
-            linalg::IndexOp::create(b, loc, 1));
-        auto [head, row] = headAndRow(b, loc, ctx, m);
-        Value element = tensor::ExtractOp::create(
-            b, loc, query,
-            ValueRange{ctx.batch, head, row,
-                       linalg::IndexOp::create(b, loc, 2)});
-        return LinalgBuilder::toF32(b, loc, element);
-      });
-  int64_t rows = ctx.group * ctx.rowsPerHead;
-  return tensor::CollapseShapeOp::create(
-      lb.builder(), lb.location(),
-      RankedTensorType::get({rows, headDim}, lb.f32()), packed,
-      SmallVector<ReassociationIndices>{{0, 1}, {2}});
-}
-
-/// Keys (or values) [k0, k0 + TK) of kv head h: a static slice [TK, W].
-Value keySlice(OpBuilder &b, Location loc, const TileContext &ctx,
-               Value source, Value keyBegin) {
-  auto sourceType = cast<RankedTensorType>(source.getType());
-  OpFoldResult one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
-  int64_t width = sourceType.getDimSize(3);
-  return tensor::ExtractSliceOp::create(
-      b, loc,
-      RankedTensorType::get({ctx.keysPerTile, width},
-                            sourceType.getElementType()),
-      source, ArrayRef<OpFoldResult>{ctx.batch, ctx.kvHead, keyBegin, zero},
-      ArrayRef<OpFoldResult>{one, one, b.getIndexAttr(ctx.keysPerTile),
-                             b.getIndexAttr(width)},
-      SmallVector<OpFoldResult>(4, one));
-}
-
-/// An empty f32 tile for keys (or values) of `source`: [TK, W], or [W, TK]
-/// with `transpose`.
-Value emptyKeyTile(OpBuilder &b, Location loc, const TileContext &ctx,
-                   Value source, bool transpose) {
-  int64_t width = cast<RankedTensorType>(source.getType()).getDimSize(3);
-  int64_t keys = ctx.keysPerTile;
-  return tensor::EmptyOp::create(
-      b, loc,
-      transpose ? ArrayRef<int64_t>{width, keys} : ArrayRef<int64_t>{keys, width},
-      b.getF32Type());
-}
-
-/// Keys (or values) [k0, k0 + TK) of kv head h converted to f32 into `init`
-/// (from emptyKeyTile). With `keyEnd`, the tile is the last, partial one and
-/// column j reads key min(k0 + j, keyEnd - 1) (padding is masked out);
-/// without, it is a copy of the full slice.
-Value packKeyTile(OpBuilder &b, Location loc, const TileContext &ctx,
-                  Value source, Value init, Value keyBegin, Value keyEnd,
-                  bool transpose) {
-  LinalgBuilder lb(b, loc);
-  SmallVector<Iter> iterators(2, Iter::parallel);
-  if (!keyEnd) {
-    AffineMap read = transpose ? lb.map(2, {1, 0}) : lb.map(2, {0, 1});
-    return lb.generic({keySlice(b, loc, ctx, source, keyBegin)}, {read}, init,
-                      lb.map(2, {0, 1}), iterators,
-                      [](OpBuilder &nb, Location nl, ValueRange args) {
-                        return LinalgBuilder::toF32(nb, nl, args[0]);
-                      });
-  }
-  unsigned keyLoop = transpose ? 1 : 0;
-  Value lastKey = arith::SubIOp::create(b, loc, keyEnd,
-                                        indexConstant(b, loc, 1));
-  return lb.generic(
-      {}, {}, init, lb.map(2, {0, 1}), iterators,
-      [&](OpBuilder &nb, Location nl, ValueRange) -> Value {
-        Value key = clampedIndex(nb, nl, keyBegin,
-                                 linalg::IndexOp::create(nb, nl, keyLoop),
-                                 lastKey);
-        Value w = linalg::IndexOp::create(nb, nl, 1 - keyLoop);
-        Value element = tensor::ExtractOp::create(
-            nb, nl, source, ValueRange{ctx.batch, ctx.kvHead, key, w});
-        return LinalgBuilder::toF32(nb, nl, element);
-      });
-}
-
-/// Raw dot products [M, TK] of the query tile with keys [k0, k0 + TK),
-/// through a packed Kᵀ [D, TK] in f32, so that the product is a plain matmul
-/// whose packing cost is shared by the M rows.
-Value packedScores(LinalgBuilder &lb, const TileContext &ctx, Value queryTile,
-                   Value keyBegin, Value keyEnd, Value complete) {
-  OpBuilder &builder = lb.builder();
-  Location loc = lb.location();
-  Value key = AttentionOp(ctx.op).getKey();
-  // Both branches (and those of the caller) write one destination created
-  // outside them, so each tile buffer is allocated once and has one layout.
-  Value keyInit = emptyKeyTile(builder, loc, ctx, key, /*transpose=*/true);
-  Value keyTile =
-      scf::IfOp::create(
-          builder, loc, complete,
-          [&](OpBuilder &b, Location l) {
-            scf::YieldOp::create(b, l,
-                                 packKeyTile(b, l, ctx, key, keyInit, keyBegin,
-                                             Value(), /*transpose=*/true));
-          },
-          [&](OpBuilder &b, Location l) {
-            scf::YieldOp::create(b, l,
-                                 packKeyTile(b, l, ctx, key, keyInit, keyBegin,
-                                             keyEnd, /*transpose=*/true));
-          })
-          .getResult(0);
-  // One K tile serves all G heads.
-  SmallVector<OpFoldResult> sizes{
-      builder.getIndexAttr(ctx.group * ctx.rowsPerHead),
-      builder.getIndexAttr(ctx.keysPerTile)};
-  return linalg::MatmulOp::create(builder, loc,
-                                  ValueRange{queryTile, keyTile},
-                                  ValueRange{lb.filledF32(sizes, 0.0)})
-      .getResult(0);
-}
-
-/// Lanes of a key-row dot product: a 64-byte line of f32.
-constexpr int64_t kDotLanes = 16;
-/// Query tiles of at most this many rows (decode: G·Sq) read key rows in
-/// place; taller ones pack Kᵀ.
-constexpr int64_t kMaxKeyRowTileRows = 8;
-
-/// Whether the tile's scores are dot products along key rows. Packing Kᵀ
-/// reads the key tile 16 rows at a time, which streams from memory at about
-/// two thirds of the rate of reading rows in order (bench/kv_streams.sh);
-/// that matters only where the scores are cheap next to the key reads.
-bool readsKeyRows(const TileContext &ctx) {
-  auto keyType = cast<RankedTensorType>(AttentionOp(ctx.op).getKey().getType());
-  int64_t headDim = keyType.getDimSize(3);
-  return ctx.group * ctx.rowsPerHead <= kMaxKeyRowTileRows &&
-         !ShapedType::isDynamic(headDim) && headDim % kDotLanes == 0;
-}
-
-/// Raw dot products [M, TK] of the query tile with keys [k0, k0 + TK), each
-/// key row read once, front to back, where it lies: lane-wise products
-/// p[m, j, l] = Σ_c q[m, cL + l]·k[j, cL + l] over chunks of L lanes, then
-/// s[m, j] = Σ_l p[m, j, l]. Only the last, partial tile is gathered into a
-/// (clamped) f32 copy first.
-Value rowDotScores(LinalgBuilder &lb, const TileContext &ctx, Value queryTile,
-                   Value keyBegin, Value keyEnd, Value complete) {
-  OpBuilder &builder = lb.builder();
-  Location loc = lb.location();
-  Value key = AttentionOp(ctx.op).getKey();
-  int64_t rows = ctx.group * ctx.rowsPerHead;
-  int64_t chunks =
-      cast<RankedTensorType>(key.getType()).getDimSize(3) / kDotLanes;
-  auto lanes = [&](OpBuilder &b, Location l, Value tile, int64_t tileRows) {
-    return tensor::ExpandShapeOp::create(
-        b, l,
-        RankedTensorType::get(
-            {tileRows, chunks, kDotLanes},
-            cast<RankedTensorType>(tile.getType()).getElementType()),
-        tile, SmallVector<ReassociationIndices>{{0}, {1, 2}});
-  };
-  Value queryLanes = lanes(builder, loc, queryTile, rows);
-  SmallVector<OpFoldResult> partialSizes{
-      builder.getIndexAttr(rows), builder.getIndexAttr(ctx.keysPerTile),
-      builder.getIndexAttr(kDotLanes)};
-  SmallVector<OpFoldResult> scoreSizes{builder.getIndexAttr(rows),
-                                       builder.getIndexAttr(ctx.keysPerTile)};
-  Value partialInit = lb.filledF32(partialSizes, 0.0);
-  Value scoreInit = lb.filledF32(scoreSizes, 0.0);
-  Value keyInit = emptyKeyTile(builder, loc, ctx, key, /*transpose=*/false);
-  // The branches hold the whole product so that the in-place key slice's
-  // layout never has to be merged with the packed copy's.
-  auto dotProducts = [&](OpBuilder &b, Location l, Value keyTile) {
-    LinalgBuilder inner(b, l);
-    Value partial = inner.generic(
-        {queryLanes, lanes(b, l, keyTile, ctx.keysPerTile)},
-        {inner.map(4, {0, 2, 3}), inner.map(4, {1, 2, 3})}, partialInit,
-        inner.map(4, {0, 1, 3}),
-        {Iter::parallel, Iter::parallel, Iter::reduction, Iter::parallel},
-        [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-          Value product = arith::MulFOp::create(
-              nb, nl, args[0], LinalgBuilder::toF32(nb, nl, args[1]));
-          return arith::AddFOp::create(nb, nl, args[2], product);
-        });
-    Value scores = inner.generic(
-        {partial}, {inner.map(3, {0, 1, 2})}, scoreInit, inner.map(3, {0, 1}),
-        {Iter::parallel, Iter::parallel, Iter::reduction},
-        [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-          return arith::AddFOp::create(nb, nl, args[1], args[0]);
-        });
-    scf::YieldOp::create(b, l, scores);
-  };
-  return scf::IfOp::create(
-             builder, loc, complete,
-             [&](OpBuilder &b, Location l) {
-               dotProducts(b, l, keySlice(b, l, ctx, key, keyBegin));
-             },
-             [&](OpBuilder &b, Location l) {
-               dotProducts(b, l,
-                           packKeyTile(b, l, ctx, key, keyInit, keyBegin,
-                                       keyEnd, /*transpose=*/false));
-             })
-      .getResult(0);
-}
-
-/// scale, softcap and bias on the [M, TK] tile of raw dot products, into
-/// `init`; with `applyMask`, also the structured and dense masks and the key
-/// range (-inf where masked).
-Value scoreTile(LinalgBuilder &lb, const TileContext &ctx, Value dots,
-                Value init, Value keyBegin, Value keyEnd, bool applyMask) {
-  AttentionOp op = ctx.op;
-  Value bias = op.getBias(), dense = op.getDenseMask();
-  AffineMap identity = lb.map(2, {0, 1});
-  return lb.generic(
-      {dots}, {identity}, init, identity, {Iter::parallel, Iter::parallel},
-      [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
-        Value score = buildScaledScore(b, loc, op, args[0]);
-        if (!bias && !applyMask)
-          return score;
-        auto [head, row] =
-            headAndRow(b, loc, ctx, linalg::IndexOp::create(b, loc, 0));
-        Value key = arith::AddIOp::create(b, loc, keyBegin,
-                                          linalg::IndexOp::create(b, loc, 1));
-        Value inRange = arith::CmpIOp::create(
-            b, loc, arith::CmpIPredicate::slt, key, keyEnd);
-        Value lastKey =
-            arith::SubIOp::create(b, loc, keyEnd, indexConstant(b, loc, 1));
-        SmallVector<Value> scoreIndex{
-            ctx.batch, head, row,
-            arith::MinSIOp::create(b, loc, key, lastKey)};
-        if (bias)
-          score = arith::AddFOp::create(
-              b, loc, score,
-              LinalgBuilder::toF32(b, loc,
-                                   readBroadcast(b, loc, bias, scoreIndex)));
-        if (!applyMask)
-          return score;
-        Value visible = arith::AndIOp::create(
-            b, loc, inRange,
-            buildIsVisible(b, loc, ctx.mask, row, key, ctx.offset));
-        if (dense)
-          visible = arith::AndIOp::create(
-              b, loc, visible, readBroadcast(b, loc, dense, scoreIndex));
-        return arith::SelectOp::create(b, loc, visible, score,
-                                       f32(b, loc, -INFINITY));
-      });
-}
-
-/// One step of the online softmax over the key tile [k0, k0 + TK).
-///   m' = max(m, rowmax(s)); p = exp(s - m'); α = exp(m - m')
-///   l' = α·l + rowsum(p);   acc' = α·acc + p · V
-/// (-inf maxima, i.e. rows that have seen no key, give p = 0 and α = 0.)
-SmallVector<Value> onlineSoftmaxStep(LinalgBuilder &lb, const TileContext &ctx,
-                                     Value queryTile, Value keyBegin,
-                                     Value keyEnd, ValueRange state) {
-  OpBuilder &builder = lb.builder();
-  Location loc = lb.location();
-  AttentionOp op = ctx.op;
-  Value m = state[0], l = state[1], acc = state[2];
-  int64_t rows = ctx.group * ctx.rowsPerHead;
-
-  // Only the last key tile is partial; only tiles the mask band cuts (or
-  // every tile, with a dense mask) pay for the element mask.
-  Value tileEnd = arith::AddIOp::create(
-      builder, loc, keyBegin, indexConstant(builder, loc, ctx.keysPerTile));
-  Value complete = arith::CmpIOp::create(
-      builder, loc, arith::CmpIPredicate::sle, tileEnd, keyEnd);
-  auto scoresOf = readsKeyRows(ctx) ? rowDotScores : packedScores;
-  Value dots = scoresOf(lb, ctx, queryTile, keyBegin, keyEnd, complete);
-  SmallVector<OpFoldResult> scoreSizes{builder.getIndexAttr(rows),
-                                       builder.getIndexAttr(ctx.keysPerTile)};
-
-  Value full = complete;
-  if (op.getDenseMask()) {
-    full = arith::ConstantIntOp::create(builder, loc, 0, 1);
-  } else if (!ctx.mask.isNone()) {
-    Value lastRow = arith::SubIOp::create(
-        builder, loc,
-        arith::AddIOp::create(builder, loc, ctx.queryBegin, ctx.rows),
-        indexConstant(builder, loc, 1));
-    full = arith::AndIOp::create(
-        builder, loc, complete,
-        buildIsTileFullyVisible(builder, loc, ctx.mask, ctx.queryBegin,
-                                lastRow, keyBegin, tileEnd, ctx.offset));
-  }
-  Value scoreInit = lb.empty(scoreSizes, lb.f32());
-  auto branch = scf::IfOp::create(
-      builder, loc, full,
-      [&](OpBuilder &b, Location l) {
-        LinalgBuilder inner(b, l);
-        scf::YieldOp::create(
-            b, l, scoreTile(inner, ctx, dots, scoreInit, keyBegin, keyEnd,
-                            false));
-      },
-      [&](OpBuilder &b, Location l) {
-        LinalgBuilder inner(b, l);
-        scf::YieldOp::create(
-            b, l, scoreTile(inner, ctx, dots, scoreInit, keyBegin, keyEnd,
-                            true));
-      });
-  Value scores = branch.getResult(0);
-
-  // The running state is updated in place (each result reuses its loop
-  // argument's buffer), so bufferization keeps one m, l and acc per tile.
-  AffineMap tile2 = lb.map(2, {0, 1}), row2 = lb.map(2, {0});
-  AffineMap row1 = lb.map(1, {0});
-  SmallVector<Iter> rowIters{Iter::parallel, Iter::reduction};
-  SmallVector<Iter> rowParallel{Iter::parallel};
-  SmallVector<Iter> tileParallel(2, Iter::parallel);
-  SmallVector<OpFoldResult> rowSizes{builder.getIndexAttr(rows)};
-  // rowmax(s)
-  Value rowMax = lb.generic(
-      {scores}, {tile2}, lb.filledF32(rowSizes, -INFINITY), row2, rowIters,
-      [](OpBuilder &b, Location loc, ValueRange args) -> Value {
-        return arith::MaximumFOp::create(b, loc, args[0], args[1]);
-      });
-  // α = exp(m - max(m, rowmax)), 0 where m = -inf (then l = acc = 0)
-  Value alpha = lb.elementwise(
-      {m, rowMax}, {row1, row1}, rowSizes, lb.f32(),
-      [](OpBuilder &b, Location loc, ValueRange args) -> Value {
-        Value newMax = arith::MaximumFOp::create(b, loc, args[0], args[1]);
-        Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                            args[0], f32(b, loc, -INFINITY));
-        Value a = math::ExpOp::create(
-            b, loc, arith::SubFOp::create(b, loc, args[0], newMax));
-        return arith::SelectOp::create(b, loc, empty, f32(b, loc, 0.0), a);
-      });
-  // m' = max(m, rowmax), in place
-  Value newMax = lb.generic(
-      {rowMax}, {row1}, m, row1, rowParallel,
-      [](OpBuilder &b, Location loc, ValueRange args) -> Value {
-        return arith::MaximumFOp::create(b, loc, args[0], args[1]);
-      });
-  // p = exp(s - m'), 0 where m' = -inf
-  Value probs = lb.elementwise(
-      {scores, newMax}, {tile2, row2}, scoreSizes, lb.f32(),
-      [](OpBuilder &b, Location loc, ValueRange args) -> Value {
-        Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                            args[1], f32(b, loc, -INFINITY));
-        Value p = math::ExpOp::create(
-            b, loc, arith::SubFOp::create(b, loc, args[0], args[1]));
-        return arith::SelectOp::create(b, loc, empty, f32(b, loc, 0.0), p);
-      });
-  auto scaleInPlace = [&](Value state, AffineMap stateMap, AffineMap rowMap,
-                          ArrayRef<Iter> iterators) {
-    return lb.generic({alpha}, {rowMap}, state, stateMap, iterators,
-                      [](OpBuilder &b, Location loc, ValueRange args) -> Value {
-                        return arith::MulFOp::create(b, loc, args[1], args[0]);
-                      });
-  };
-  // l' = α·l + rowsum(p)
-  Value newSum = lb.generic(
-      {probs}, {tile2}, scaleInPlace(l, row1, row1, rowParallel), row2,
-      rowIters, [](OpBuilder &b, Location loc, ValueRange args) -> Value {
-        return arith::AddFOp::create(b, loc, args[1], args[0]);
-      });
-  // acc' = α·acc + p · V. A full f32 V tile is read in place; the branches
-  // hold the whole product so that the tile's layout never has to be
-  // merged with a packed copy's.
-  Value scaledAcc = scaleInPlace(acc, tile2, row2, tileParallel);
-  auto accumulate = [&](OpBuilder &b, Location l, Value valueTile) {
-    scf::YieldOp::create(b, l,
-                         linalg::MatmulOp::create(b, l,
-                                                  ValueRange{probs, valueTile},
-                                                  ValueRange{scaledAcc})
-                             .getResult(0));
-  };
-  Value value = op.getValue();
-  Value valueInit = emptyKeyTile(builder, loc, ctx, value, false);
-  bool valueIsF32 =
-      cast<RankedTensorType>(value.getType()).getElementType().isF32();
-  Value newAcc =
-      scf::IfOp::create(
-          builder, loc, complete,
-          [&](OpBuilder &b, Location l) {
-            accumulate(b, l,
-                       valueIsF32 ? keySlice(b, l, ctx, value, keyBegin)
-                                  : packKeyTile(b, l, ctx, value, valueInit,
-                                                keyBegin, Value(), false));
-          },
-          [&](OpBuilder &b, Location l) {
-            accumulate(b, l,
-                       packKeyTile(b, l, ctx, value, valueInit, keyBegin,
-                                   keyEnd, false));
-          })
-          .getResult(0);
-  return {newMax, newSum, newAcc};
-}
-
-/// The tiled loops read K, V, masks and bias through slices sized from the
-/// query and key: the sizes the verifier could only check for compatibility
-/// must agree at run time. Each requirement becomes `cf.assert(dim == dim)`,
-/// which tfm-insert-runtime-checks turns into a status check at the entry
-/// point.
-void assertSameDims(OpBuilder &b, Location loc, AttentionOp op) {
-  auto require = [&](Value lhs, int64_t lhsDim, Value rhs, int64_t rhsDim) {
-    auto lhsType = cast<RankedTensorType>(lhs.getType());
-    auto rhsType = cast<RankedTensorType>(rhs.getType());
-    if (!lhsType.isDynamicDim(lhsDim) && !rhsType.isDynamicDim(rhsDim))
-      return; // the verifier checked it
-    Value equal = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::eq,
-        tensor::DimOp::create(b, loc, lhs, lhsDim),
-        tensor::DimOp::create(b, loc, rhs, rhsDim));
-    cf::AssertOp::create(b, loc, equal, "attention operand sizes differ");
-  };
-  Value query = op.getQuery(), key = op.getKey(), value = op.getValue();
-  require(key, kBatch, query, kBatch);
-  require(value, kBatch, query, kBatch);
-  require(value, kSeq, key, kSeq);
-  if (Value lengths = op.getKvLengths())
-    require(lengths, 0, query, kBatch);
-  // Dense mask and bias broadcast to [B, Hq, Sq, Skv]: every dim that is
-  // not a static 1 must match.
-  std::pair<Value, int64_t> scoreDims[] = {
-      {query, kBatch}, {query, kHeads}, {query, kSeq}, {key, kSeq}};
-  for (Value broadcast : {op.getDenseMask(), op.getBias()}) {
-    if (!broadcast)
-      continue;
-    auto type = cast<RankedTensorType>(broadcast.getType());
-    int64_t skip = 4 - type.getRank();
-    for (int64_t i = 0; i < type.getRank(); ++i)
-      if (type.getDimSize(i) != 1)
-        require(broadcast, i, scoreDims[skip + i].first,
-                scoreDims[skip + i].second);
-  }
-}
-
-/// The online-softmax state (m, l, acc) of a query tile after the key tiles
-/// starting at [loopBegin, loopEnd) (TK apart); keys at or past `keyEnd` are
-/// masked.
-SmallVector<Value> attendKeyTiles(LinalgBuilder &lb, const TileContext &ctx,
-                                  Value queryTile, Value loopBegin,
-                                  Value loopEnd, Value keyEnd,
-                                  int64_t valueDim) {
-  OpBuilder &builder = lb.builder();
-  int64_t tileRows = ctx.group * ctx.rowsPerHead;
-  SmallVector<OpFoldResult> rowSizes{builder.getIndexAttr(tileRows)};
-  SmallVector<OpFoldResult> accSizes{builder.getIndexAttr(tileRows),
-                                     builder.getIndexAttr(valueDim)};
-  SmallVector<Value> init{lb.filledF32(rowSizes, -INFINITY),
-                          lb.filledF32(rowSizes, 0.0),
-                          lb.filledF32(accSizes, 0.0)};
-  auto loop = scf::ForOp::create(
-      builder, lb.location(), loopBegin, loopEnd,
-      indexConstant(builder, lb.location(), ctx.keysPerTile), init,
-      [&](OpBuilder &nested, Location nestedLoc, Value k0, ValueRange state) {
-        LinalgBuilder inner(nested, nestedLoc);
-        scf::YieldOp::create(
-            nested, nestedLoc,
-            onlineSoftmaxStep(inner, ctx, queryTile, k0, keyEnd, state));
-      });
-  return loop.getResults();
-}
-
-/// `l == 0 ? 0 : acc / l`, converted to the result's element type.
-Value normalize(OpBuilder &b, Location loc, Value acc, Value sum,
-                Type elementType) {
-  Value zero = f32(b, loc, 0.0);
-  Value empty =
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum, zero);
-  Value quotient = arith::DivFOp::create(b, loc, acc, sum);
-  return LinalgBuilder::fromF32(
-      b, loc, arith::SelectOp::create(b, loc, empty, zero, quotient),
-      elementType);
-}
-
 struct TileAttention : OpRewritePattern<AttentionOp> {
-  TileAttention(MLIRContext *context, int64_t tileQ, int64_t tileKv,
-                int64_t kvSplits)
-      : OpRewritePattern(context), tileQ(tileQ), tileKv(tileKv),
-        kvSplits(kvSplits) {}
-
-  /// With auto splits, short queries get enough key-range splits for this
-  /// many (batch, kv head, split) work items at batch 1.
-  static constexpr int64_t kMinWorkItems = 16;
+  TileAttention(MLIRContext *context, const AttentionTilingOptions &options)
+      : OpRewritePattern(context), tileQ(options.tileSizeQ),
+        tileKv(options.tileSizeKv), kvSplits(options.kvSplits),
+        workItems(options.workItems) {}
 
   /// Splits of the key range; 1 unless the query is static and fits one
   /// tile (decode, short prompts), where (batch, kv head) alone may leave
@@ -585,7 +63,7 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
       return 1;
     if (kvSplits > 0)
       return kvSplits;
-    int64_t splits = llvm::divideCeil(kMinWorkItems, dims.kvHeads);
+    int64_t splits = llvm::divideCeil(workItems, dims.kvHeads);
     if (!ShapedType::isDynamic(dims.kvSeq))
       splits = std::min<int64_t>(splits, llvm::divideCeil(dims.kvSeq, tileKv));
     return std::max<int64_t>(splits, 1);
@@ -680,12 +158,12 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
         arith::SubIOp::create(rewriter, loc, sq, q0));
     TileContext ctx{op, group, rowsPerHead, tileKv, b,
                     h,  q0,    rows,        offset, op.getMaskOrNone()};
-    Value queryTile = packQueryTile(lb, ctx);
+    Value queryTile = gatherQueryTile(lb, ctx);
     // Keys any row of this tile can see; tiles outside are never visited.
     KeyRange keys = visibleKeys(rewriter, loc, ctx, skv);
     SmallVector<Value> state =
-        attendKeyTiles(lb, ctx, queryTile, keys.firstTile, keys.keyEnd,
-                       keys.keyEnd, dims.valueDim);
+        attendKeyTiles(lb, ctx, queryTile, keys.firstTile, keys.firstTile,
+                       keys.keyEnd, keys.keyEnd, dims.valueDim);
 
     // out[g, i] = l == 0 ? 0 : acc / l, for the valid rows of each head.
     AffineExpr g, i, e;
@@ -754,7 +232,7 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
       Value q0 = indexConstant(rewriter, loc, 0);
       TileContext ctx{op, group, rowsPerHead, tileKv, b,
                       h,  q0,    sq,          offset, op.getMaskOrNone()};
-      Value queryTile = packQueryTile(lb, ctx);
+      Value queryTile = gatherQueryTile(lb, ctx);
       // Split s takes tiles [s*n, (s+1)*n) of the visible ones, n =
       // ceil(tiles / splits); a split past the last tile stays empty.
       KeyRange keys = visibleKeys(rewriter, loc, ctx, skv);
@@ -776,8 +254,8 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
           arith::AddIOp::create(rewriter, loc, splitBegin, splitKeys),
           keys.keyEnd);
       SmallVector<Value> state =
-          attendKeyTiles(lb, ctx, queryTile, splitBegin, splitEnd,
-                         keys.keyEnd, dims.valueDim);
+          attendKeyTiles(lb, ctx, queryTile, keys.firstTile, splitBegin,
+                         splitEnd, keys.keyEnd, dims.valueDim);
 
       AffineMap row1 = lb.map(1, {0}), tile2 = lb.map(2, {0, 1}),
                 row2 = lb.map(2, {0});
@@ -875,39 +353,67 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
         SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}});
   }
 
-  int64_t tileQ, tileKv, kvSplits;
+  int64_t tileQ, tileKv, kvSplits, workItems;
 };
 
 struct TfmTileAttentionPass
     : tfm::impl::TfmTileAttentionPassBase<TfmTileAttentionPass> {
-  using TfmTileAttentionPassBase::TfmTileAttentionPassBase;
+  TfmTileAttentionPass() = default;
+  TfmTileAttentionPass(const TfmTileAttentionPass &other)
+      : TfmTileAttentionPassBase(other) {}
+
+  explicit TfmTileAttentionPass(const AttentionTilingOptions &options) {
+#define TFM_ATTENTION_TILING_OPTION(field, flag, value, description)           \
+  field = options.field;
+#include "tfm/Dialect/Tfm/Transforms/AttentionTilingOptions.def"
+  }
+
   void runOnOperation() override {
-    if (tileSizeQ < 1 || tileSizeKv < 1) {
-      getOperation()->emitError()
-          << "tile sizes must be positive, got tile-size-q="
-          << tileSizeQ.getValue() << " tile-size-kv=" << tileSizeKv.getValue();
-      return signalPassFailure();
-    }
-    if (kvSplits < 0) {
-      getOperation()->emitError()
-          << "kv-splits must be 0 (auto) or positive, got "
-          << kvSplits.getValue();
+    AttentionTilingOptions options;
+#define TFM_ATTENTION_TILING_OPTION(field, flag, value, description)           \
+  options.field = field;
+#include "tfm/Dialect/Tfm/Transforms/AttentionTilingOptions.def"
+    if (std::string error = options.validate(); !error.empty()) {
+      getOperation()->emitError(error);
       return signalPassFailure();
     }
     RewritePatternSet patterns(&getContext());
-    populateTfmTileAttentionPatterns(patterns, tileSizeQ, tileSizeKv,
-                                     kvSplits);
+    populateTfmTileAttentionPatterns(patterns, options);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
+
+#define TFM_ATTENTION_TILING_OPTION(field, flag, value, description)           \
+  Option<int64_t> field{*this, flag, llvm::cl::desc(description),              \
+                        llvm::cl::init(value)};
+#include "tfm/Dialect/Tfm/Transforms/AttentionTilingOptions.def"
 };
 
 } // namespace
 
-void mlir::tfm::populateTfmTileAttentionPatterns(RewritePatternSet &patterns,
-                                                 int64_t tileSizeQ,
-                                                 int64_t tileSizeKv,
-                                                 int64_t kvSplits) {
-  patterns.add<TileAttention>(patterns.getContext(), tileSizeQ, tileSizeKv,
-                              kvSplits);
+std::string AttentionTilingOptions::validate() const {
+  auto message = [](const char *flag, const char *requirement,
+                    int64_t value) {
+    return std::string(flag) + " must be " + requirement + ", got " +
+           std::to_string(value);
+  };
+  if (tileSizeQ < 1)
+    return message("tile-size-q", "positive", tileSizeQ);
+  if (tileSizeKv < 1)
+    return message("tile-size-kv", "positive", tileSizeKv);
+  if (kvSplits < 0)
+    return message("kv-splits", "0 (auto) or positive", kvSplits);
+  if (workItems < 1)
+    return message("work-items", "positive", workItems);
+  return "";
+}
+
+void mlir::tfm::populateTfmTileAttentionPatterns(
+    RewritePatternSet &patterns, const AttentionTilingOptions &options) {
+  patterns.add<TileAttention>(patterns.getContext(), options);
+}
+
+std::unique_ptr<Pass>
+mlir::tfm::createTfmTileAttentionPass(const AttentionTilingOptions &options) {
+  return std::make_unique<TfmTileAttentionPass>(options);
 }

@@ -6,7 +6,9 @@
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/TilingInterface.h"
 #include "tfm/Dialect/Tfm/IR/TfmAttrs.h"
 #include "tfm/Dialect/Tfm/IR/TfmDialect.h"
 

@@ -4,7 +4,9 @@
 #define TFM_DIALECT_TFM_IR_TFMOPS_TD
 
 include "tfm/Dialect/Tfm/IR/TfmAttrs.td"
+include "mlir/Interfaces/DestinationStyleOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/TilingInterface.td"
 
 def Tfm_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
 def Tfm_IntTensor : RankedTensorOf<[I32, I64]>;
@@ -495,6 +497,114 @@ def Tfm_DecoderBlockOp
     /// Width of one attention head: rows(q_weight) / num_heads.
     int64_t getHeadDim();
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// Tile-level ops
+//===----------------------------------------------------------------------===//
+
+def Tfm_OnlineAttentionOp : Tfm_Op<"online_attention", [
+    RecursiveMemoryEffects, RecursivelySpeculatable, SingleBlock,
+    DestinationStyleOpInterface,
+    AllTypesMatch<["max", "new_max"]>, AllTypesMatch<["sum", "new_sum"]>,
+    AllTypesMatch<["acc", "new_acc"]>,
+    DeclareOpInterfaceMethods<TilingInterface, [
+        "getIterationDomain", "getLoopIteratorTypes",
+        "getTiledImplementation", "getResultTilePosition"]>]> {
+  let summary = "one online-softmax step of attention over a key tile";
+  let description = [{
+    The tile-level form of attention that `tfm-tile-attention` builds its
+    loops around (FlashAttention-2's inner step, IREE's `online_attention`).
+    For `M` query rows, a tile of `N` keys and the running state of those
+    rows, it computes
+
+    ```
+    s[m, j] = body(Σ_d query[m, d]·key[j, d], m, j)
+    max'[m] = max(max[m], max_j s[m, j])
+    p[m, j] = exp(s[m, j] - max'[m]);  α[m] = exp(max[m] - max'[m])
+    sum'[m] = α[m]·sum[m] + Σ_j p[m, j]
+    acc'[m, e] = α[m]·acc[m, e] + Σ_j p[m, j]·value[j, e]
+    ```
+
+    | operand | shape | element type |
+    | --- | --- | --- |
+    | `query` | `[M, D]` | f32, f16 or bf16 |
+    | `key` | `[N, D]` | f32, f16 or bf16 |
+    | `value` | `[N, Dv]` | f32, f16 or bf16 |
+    | `max`, `sum` (outs) | `[M]` | f32 |
+    | `acc` (outs) | `[M, Dv]` | f32 |
+
+    Inputs keep their element types; products accumulate in f32. Where
+    `max` is `-inf` (a row that has seen no visible key) the step gives
+    `p = 0` and `α = 0`, so rows that see nothing keep `sum = 0`.
+
+    The body turns a raw f32 dot product and its row and key index within
+    the tile into the final score: scale, softcap, bias and masks (`-inf`
+    where a key is not visible). It may use values defined above.
+
+    The op is a destination-style op whose iteration domain is its query
+    rows (`TilingInterface`: tiling over `M` slices `query`, the state and
+    the body's row index). Targets decompose it their own way (the CPU into
+    packed-Kᵀ or key-row dot products, `tfm-cpu-decompose-online-attention`);
+    `convert-tfm-to-linalg` lowers whatever is left target-independently.
+
+    ```mlir
+    %m, %l, %acc = tfm.online_attention
+        ins(%q, %k, %v : tensor<8x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>)
+        outs(%m0, %l0, %acc0 : tensor<8xf32>, tensor<8xf32>, tensor<8x64xf32>) {
+    ^bb0(%dot: f32, %row: index, %key: index):
+      %s = arith.mulf %dot, %scale : f32
+      tfm.yield %s : f32
+    } -> tensor<8xf32>, tensor<8xf32>, tensor<8x64xf32>
+    ```
+  }];
+  let arguments = (ins Tfm_FloatTensor:$query,
+                       Tfm_FloatTensor:$key,
+                       Tfm_FloatTensor:$value,
+                       RankedTensorOf<[F32]>:$max,
+                       RankedTensorOf<[F32]>:$sum,
+                       RankedTensorOf<[F32]>:$acc);
+  let results = (outs RankedTensorOf<[F32]>:$new_max,
+                      RankedTensorOf<[F32]>:$new_sum,
+                      RankedTensorOf<[F32]>:$new_acc);
+  let regions = (region SizedRegion<1>:$score_body);
+  let assemblyFormat = [{
+    `ins` `(` $query `,` $key `,` $value `:` type($query) `,` type($key) `,`
+        type($value) `)`
+    `outs` `(` $max `,` $sum `,` $acc `:` type($max) `,` type($sum) `,`
+        type($acc) `)`
+    $score_body attr-dict `->` type($new_max) `,` type($new_sum) `,` type($new_acc)
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [
+    // The body is built by `scoreBuilder(builder, loc, dot, row, key)`,
+    // which returns the score to yield.
+    OpBuilder<(ins "::mlir::Value":$query, "::mlir::Value":$key,
+                   "::mlir::Value":$value, "::mlir::ValueRange":$state,
+                   "::llvm::function_ref<::mlir::Value(::mlir::OpBuilder &, "
+                   "::mlir::Location, ::mlir::Value, ::mlir::Value, "
+                   "::mlir::Value)>":$scoreBuilder)>
+  ];
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return ::mlir::MutableOperandRange(*this, 3, 3);
+    }
+    /// The body's arguments: the raw dot product, the row, the key.
+    ::mlir::Value getDotArgument() { return getBody()->getArgument(0); }
+    ::mlir::Value getRowArgument() { return getBody()->getArgument(1); }
+    ::mlir::Value getKeyArgument() { return getBody()->getArgument(2); }
+    /// The score the body yields.
+    ::mlir::Value getScore();
+  }];
+}
+
+def Tfm_YieldOp : Tfm_Op<"yield", [Pure, Terminator,
+                                    HasParent<"OnlineAttentionOp">]> {
+  let summary = "yields the score of a tfm.online_attention body";
+  let arguments = (ins F32:$score);
+  let assemblyFormat = "$score attr-dict `:` type($score)";
 }
 
 #endif // TFM_DIALECT_TFM_IR_TFMOPS_TD

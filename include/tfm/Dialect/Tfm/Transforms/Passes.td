@@ -41,35 +41,34 @@ def TfmDecomposePass : Pass<"tfm-decompose"> {
 }
 
 def TfmTileAttentionPass : Pass<"tfm-tile-attention"> {
-  let summary = "tile tfm.attention into loops with online softmax";
+  let summary = "tile tfm.attention into loops of tfm.online_attention steps";
   let description = [{
     Rewrites every `tfm.attention` into FlashAttention-2-style loops on
-    tensors, target-independently (vectorization and threads are the
-    target pipelines' job):
+    tensors around `tfm.online_attention`, the tile-level step that each
+    target decomposes its own way (on the CPU,
+    `tfm-cpu-decompose-online-attention`):
 
     ```
     scf.forall (b, kv head h, query tile t) {        // independent tiles
-      q = f32 [G*TQ, D]: the TQ query rows of tile t for each of the G
-          query heads of group h, stacked (rows past Sq repeat the last)
+      q = [G*TQ, D]: the TQ query rows of tile t for each of the G query
+          heads of group h, stacked (rows past Sq repeat the last)
       [kBegin, kEnd) = keys any row of the tile can see (mask band and
                        kv_lengths[b]): fully masked tiles are never visited
       m = -inf, l = 0, acc = 0                        // f32 [G*TQ], [G*TQ, Dv]
-      scf.for k0 = floor(kBegin, TK) to kEnd step TK {
-        kt = f32 K[k0:k0+TK]ᵀ [D, TK]                 // one K tile for all G heads
-        s = scale * q · kt (+ softcap, bias)          // linalg.matmul
-        s = element mask, only on tiles the band cuts or the last, partial
-            tile (scf.if)
-        m' = max(m, rowmax(s));  p = exp(s - m');  α = exp(m - m')
-        l = α·l + rowsum(p);     acc = α·acc + p · V[k0:k0+TK]
+      scf.for k0 = floor(kBegin, TK) to the last complete tile step TK {
+        m, l, acc = tfm.online_attention(q, K[k0:k0+TK], V[k0:k0+TK])
+                    // one K/V tile for all G heads, read in place; the
+                    // element mask only on tiles the band cuts (scf.if)
       }
+      if the key range ends in a partial tile:        // peeled
+        m, l, acc = tfm.online_attention(q, K and V rows gathered at
+                    clamped key indices, padding masked)
       out[b, group h, tile t] = l == 0 ? 0 : acc / l
     }
     ```
 
-    Every tile has a static shape: the last, partial key tile reads clamped
-    key indices and masks the padding, so the score and value products are
-    plain static `linalg.matmul`s that a target can tile to registers. A
-    full f32 V tile is read in place. A static query shorter than
+    Tiles keep the element types of the operands (bf16 stays bf16); the
+    state is f32. Every tile has a static shape. A static query shorter than
     `tile-size-q` (decode) gets a tile of its own length.
 
     Such a short query, whose (batch, kv head) tiles alone may leave threads
@@ -84,27 +83,38 @@ def TfmTileAttentionPass : Pass<"tfm-tile-attention"> {
     ```
 
     No `Sq x Skv` tensor exists: the largest is the `[G*TQ, TK]` score
-    tile. Rows that see no key produce zeros; a growing max rescales by
-    `exp(m - m')`, so `|scores|` up to 1e4 cannot overflow. Dynamic sizes
-    the loops rely on (key vs value length, batch of every operand, mask and
-    bias dims) are asserted with `cf.assert`, which
-    `tfm-insert-runtime-checks` turns into entry-point status checks.
+    tile. Rows that see no key produce zeros. Dynamic sizes the loops rely
+    on (key vs value length, batch of every operand, mask and bias dims) are
+    asserted with `cf.assert`, which `tfm-insert-runtime-checks` turns into
+    entry-point status checks.
+
+    Options (one definition, `AttentionTilingOptions.def`, shared with the
+    pipeline and tfm-compile): `tile-size-q`, `tile-size-kv`, `kv-splits`
+    (0: enough splits for `work-items` independent tiles at batch 1; 1: no
+    splitting) and `work-items`.
   }];
-  let options = [
-    Option<"tileSizeQ", "tile-size-q", "int64_t", /*default=*/"64",
-           "Query rows per tile">,
-    Option<"tileSizeKv", "tile-size-kv", "int64_t", /*default=*/"64",
-           "Keys per tile">,
-    Option<"kvSplits", "kv-splits", "int64_t", /*default=*/"0",
-           "Key-range splits of a static query that fits one tile "
-           "(flash-decoding): 0 picks enough for 16 (batch, kv head, split) "
-           "work items at batch 1, 1 disables splitting">,
-  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::cf::ControlFlowDialect",
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def TfmDecomposeOnlineAttentionPass
+    : Pass<"tfm-decompose-online-attention"> {
+  let summary = "decompose tfm.online_attention into linalg on tensors";
+  let description = [{
+    The target-independent decomposition of the tile-level attention step:
+    the score and value products as `linalg.generic` contractions that
+    convert each element to f32 as they read it, the body applied to every
+    score, and the online-softmax update of the running state in place.
+    Targets with their own forms of the products run their own
+    decomposition first (the CPU: `tfm-cpu-decompose-online-attention`).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::math::MathDialect",
                            "::mlir::tensor::TensorDialect"];
 }
 

@@ -3,7 +3,7 @@
 #ifndef TFM_DIALECT_TFM_TRANSFORMS_TRANSFORMS_H
 #define TFM_DIALECT_TFM_TRANSFORMS_TRANSFORMS_H
 
-#include <cstdint>
+#include "tfm/Dialect/Tfm/Transforms/AttentionTilingOptions.h"
 
 namespace mlir {
 class RewritePatternSet;
@@ -16,11 +16,8 @@ void populateTfmDecompositionPatterns(RewritePatternSet &patterns);
 
 /// Patterns that tile tfm.attention into loops over (batch, key/value head,
 /// query tile) and key tiles with online softmax (tfm-tile-attention).
-/// `kvSplits` splits the key range of a static query that fits one tile
-/// (flash-decoding); 0 picks a count from the shapes, 1 disables it.
 void populateTfmTileAttentionPatterns(RewritePatternSet &patterns,
-                                      int64_t tileSizeQ, int64_t tileSizeKv,
-                                      int64_t kvSplits);
+                                      const AttentionTilingOptions &options);
 
 } // namespace tfm
 } // namespace mlir
