@@ -1,8 +1,10 @@
-"""Writes the seed corpora of the fuzz targets into argv[1]/{mlir,model,npy,
-safetensors}: the test suite's MLIR cases (split at `// -----`), its model
-descriptions and malformed inputs (test/Tools/Inputs), and small valid
-.npy and .safetensors files of every element type tfm reads."""
+"""Writes the seed corpora of the fuzz targets into argv[1]/{manifest,mlir,
+model,npy,safetensors}: the test suite's MLIR cases (split at `// -----`),
+its model descriptions and malformed inputs (test/Tools/Inputs), small
+valid .npy and .safetensors files of every element type tfm reads, and
+manifests of the shape tfm-compile embeds."""
 
+import json
 import pathlib
 import subprocess
 import sys
@@ -15,7 +17,8 @@ from tfm import safetensors
 root = pathlib.Path(__file__).resolve().parent.parent
 out = pathlib.Path(sys.argv[1])
 MAX_SEED_BYTES = 16384
-corpora = {name: out / name for name in ["mlir", "model", "npy", "safetensors"]}
+corpora = {name: out / name
+           for name in ["manifest", "mlir", "model", "npy", "safetensors"]}
 for directory in corpora.values():
     directory.mkdir(parents=True, exist_ok=True)
 
@@ -58,3 +61,19 @@ safetensors.save(corpora["safetensors"] / "all-dtypes.safetensors",
                  {name: a for name, a in arrays.items() if name != "u16"} | {"b": arrays["u16"]},
                  bf16={"b"})
 safetensors.save(corpora["safetensors"] / "one.safetensors", {"w": arrays["f32"]})
+
+forward = {"name": "forward",
+           "inputs": [{"name": "input_ids", "shape": [-1, -1], "dtype": "i32"},
+                      {"name": "w", "shape": [64, 32], "dtype": "bf16"}],
+           "outputs": [{"name": "logits", "shape": [-1, -1, 64], "dtype": "f32",
+                        "dim_sources": [[0, 0], [0, 1], None]}],
+           "checks": ["every element of 'input_ids' must be in [0, 64)"]}
+manifests = {
+    "model": {"device": "cpu", "entry_points": [forward],
+              "flops": {"per_token": 1e6, "per_visible_pair": 512.5, "sliding_window": 0}},
+    "two-entries": {"device": "cpu", "entry_points": [
+        forward, {"name": "attn\u00e9", "inputs": [], "outputs": [], "checks": []}]},
+    "gpu": {"device": "cuda", "entry_points": []},
+}
+for name, manifest in manifests.items():
+    seed("manifest", name + ".json", json.dumps(manifest).encode())

@@ -1,23 +1,27 @@
-//===- Manifest.cpp - the JSON manifest of a compiled library --------------===//
+//===- Manifest.cpp - reading the manifest of a compiled library -----------===//
+//
+// No LLVM here: the runtime library reads manifests where it is not
+// installed.
+//
+//===----------------------------------------------------------------------===//
 
 #include "tfm/Runtime/Manifest.h"
-#include "tfm/Support/InputLimits.h"
 
-#include "llvm/ADT/StringSwitch.h"
-#include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/JSON.h"
+#include "JsonReader.h"
 
 #include <algorithm>
 
 using namespace mlir::tfm;
-namespace json = llvm::json;
+using json_reader::Value;
 
-size_t mlir::tfm::elementSize(llvm::StringRef dtype) {
-  return llvm::StringSwitch<size_t>(dtype)
-      .Cases({"f32", "i32"}, 4)
-      .Cases({"f16", "bf16"}, 2)
-      .Case("i64", 8)
-      .Default(1);
+size_t mlir::tfm::elementSize(std::string_view dtype) {
+  if (dtype == "f32" || dtype == "i32")
+    return 4;
+  if (dtype == "f16" || dtype == "bf16")
+    return 2;
+  if (dtype == "i64")
+    return 8;
+  return 1;
 }
 
 double FlopModel::count(int64_t batch, int64_t length) const {
@@ -29,129 +33,128 @@ double FlopModel::count(int64_t batch, int64_t length) const {
   return batch * (length * perToken + pairs * perVisiblePair);
 }
 
-static json::Array toJSON(const std::vector<TensorSignature> &tensors) {
-  json::Array array;
-  for (const TensorSignature &tensor : tensors) {
-    json::Object object{{"name", tensor.name},
-                        {"shape", json::Array(tensor.shape)},
-                        {"dtype", tensor.dtype}};
-    if (!tensor.dimSources.empty()) {
-      json::Array sources;
-      for (const std::optional<DimSource> &source : tensor.dimSources)
-        sources.push_back(source ? json::Value(json::Array{source->input,
-                                                           source->dim})
-                                 : json::Value(nullptr));
-      object["dim_sources"] = std::move(sources);
-    }
-    array.push_back(std::move(object));
+namespace {
+
+bool isDtype(const std::string &dtype) {
+  for (const char *known : {"f32", "f16", "bf16", "i32", "i64", "i1"})
+    if (dtype == known)
+      return true;
+  return false;
+}
+
+/// The tensors of `array` into `tensors`, or false with `error` set.
+bool parseTensors(const std::vector<Value> *array,
+                  std::vector<TensorSignature> &tensors, std::string &error) {
+  if (!array) {
+    error = "expected an array of tensors";
+    return false;
   }
-  return array;
-}
-
-std::string mlir::tfm::formatManifest(const Manifest &manifest) {
-  json::Array entries;
-  for (const EntryPoint &entry : manifest.entryPoints)
-    entries.push_back(json::Object{{"name", entry.name},
-                                   {"inputs", toJSON(entry.inputs)},
-                                   {"outputs", toJSON(entry.outputs)},
-                                   {"checks", json::Array(entry.checks)}});
-  json::Object root{{"device", manifest.device},
-                    {"entry_points", std::move(entries)}};
-  if (manifest.flops)
-    root["flops"] = json::Object{
-        {"per_token", manifest.flops->perToken},
-        {"per_visible_pair", manifest.flops->perVisiblePair},
-        {"sliding_window", manifest.flops->slidingWindow}};
-  return llvm::formatv("{0}", json::Value(std::move(root)));
-}
-
-static llvm::Error malformed(const llvm::Twine &what) {
-  return llvm::createStringError("malformed tfm_manifest: " + what);
-}
-
-static llvm::Expected<std::vector<TensorSignature>>
-parseTensors(const json::Array *array) {
-  if (!array)
-    return malformed("expected an array of tensors");
-  std::vector<TensorSignature> tensors;
-  for (const json::Value &value : *array) {
-    const json::Object *object = value.getAsObject();
-    const json::Array *shape = object ? object->getArray("shape") : nullptr;
-    std::optional<llvm::StringRef> name =
-        object ? object->getString("name") : std::nullopt;
-    std::optional<llvm::StringRef> dtype =
-        object ? object->getString("dtype") : std::nullopt;
-    if (!shape || !name || !dtype)
-      return malformed("a tensor needs name, shape and dtype");
-    TensorSignature tensor{name->str(), {}, dtype->str(), {}};
-    for (const json::Value &size : *shape) {
-      std::optional<int64_t> dim = size.getAsInteger();
-      if (!dim || *dim < -1)
-        return malformed("a dim must be an integer, -1 when dynamic");
-      tensor.shape.push_back(*dim);
+  for (const Value &value : *array) {
+    const std::string *name = value.findString("name");
+    const std::string *dtype = value.findString("dtype");
+    const std::vector<Value> *shape = value.findArray("shape");
+    if (!name || !dtype || !shape) {
+      error = "a tensor needs name, shape and dtype";
+      return false;
     }
-    if (const json::Array *sources = object->getArray("dim_sources")) {
-      for (const json::Value &source : *sources) {
-        const json::Array *pair = source.getAsArray();
-        if (pair && pair->size() == 2 && (*pair)[0].getAsInteger() &&
-            (*pair)[1].getAsInteger())
+    if (!isDtype(*dtype)) {
+      error = "tensor '" + *name + "' has an unknown dtype '" + *dtype + "'";
+      return false;
+    }
+    TensorSignature tensor{*name, {}, *dtype, {}};
+    for (const Value &size : *shape) {
+      if (!size.integer || *size.integer < -1) {
+        error = "a dim must be an integer, -1 when dynamic";
+        return false;
+      }
+      tensor.shape.push_back(*size.integer);
+    }
+    if (const std::vector<Value> *sources = value.findArray("dim_sources")) {
+      if (sources->size() != tensor.shape.size()) {
+        error = "tensor '" + *name + "' needs one dim source per dim";
+        return false;
+      }
+      for (const Value &source : *sources) {
+        const std::vector<Value> &pair = source.array;
+        bool valid = source.kind == Value::Kind::Array && pair.size() == 2 &&
+                     pair[0].integer && pair[1].integer &&
+                     *pair[0].integer >= 0 && *pair[1].integer >= 0;
+        if (valid)
           tensor.dimSources.push_back(
-              DimSource{static_cast<unsigned>(*(*pair)[0].getAsInteger()),
-                        static_cast<unsigned>(*(*pair)[1].getAsInteger())});
+              DimSource{static_cast<unsigned>(*pair[0].integer),
+                        static_cast<unsigned>(*pair[1].integer)});
         else
           tensor.dimSources.push_back(std::nullopt);
       }
     }
     tensors.push_back(std::move(tensor));
   }
-  return tensors;
+  return true;
 }
 
-llvm::Expected<Manifest> mlir::tfm::parseManifest(llvm::StringRef text) {
-  llvm::Expected<json::Value> root = parseJSON(text);
-  if (!root)
-    return malformed(llvm::toString(root.takeError()));
-  const json::Object *object = root->getAsObject();
-  const json::Array *entries =
-      object ? object->getArray("entry_points") : nullptr;
-  if (!entries)
-    return malformed("no entry_points");
-  Manifest manifest;
-  std::optional<llvm::StringRef> device = object->getString("device");
-  if (!device)
-    return malformed("no device");
-  manifest.device = device->str();
-  for (const json::Value &value : *entries) {
-    const json::Object *entry = value.getAsObject();
-    std::optional<llvm::StringRef> name =
-        entry ? entry->getString("name") : std::nullopt;
-    if (!name)
-      return malformed("an entry point needs a name");
-    auto inputs = parseTensors(entry->getArray("inputs"));
-    if (!inputs)
-      return inputs.takeError();
-    auto outputs = parseTensors(entry->getArray("outputs"));
-    if (!outputs)
-      return outputs.takeError();
-    for (const TensorSignature &output : *outputs)
-      for (const std::optional<DimSource> &source : output.dimSources)
-        if (source && (source->input >= inputs->size() ||
-                       source->dim >= (*inputs)[source->input].shape.size()))
-          return malformed("output '" + output.name +
-                           "' is sized from an input dim that does not exist");
-    std::vector<std::string> checks;
-    if (const json::Array *list = entry->getArray("checks"))
-      for (const json::Value &check : *list)
-        checks.push_back(check.getAsString().value_or("").str());
-    manifest.entryPoints.push_back({name->str(), std::move(*inputs),
-                                    std::move(*outputs), std::move(checks)});
+/// The manifest `root` describes, or false with `error` set.
+bool parseRoot(const Value &root, Manifest &manifest, std::string &error) {
+  const std::vector<Value> *entries = root.findArray("entry_points");
+  if (!entries) {
+    error = "no entry_points";
+    return false;
   }
-  if (const json::Object *flops = object->getObject("flops")) {
+  const std::string *device = root.findString("device");
+  if (!device) {
+    error = "no device";
+    return false;
+  }
+  manifest.device = *device;
+  for (const Value &value : *entries) {
+    const std::string *name = value.findString("name");
+    if (!name) {
+      error = "an entry point needs a name";
+      return false;
+    }
+    EntryPoint entry{*name, {}, {}, {}};
+    if (!parseTensors(value.findArray("inputs"), entry.inputs, error) ||
+        !parseTensors(value.findArray("outputs"), entry.outputs, error))
+      return false;
+    for (const TensorSignature &output : entry.outputs)
+      for (const std::optional<DimSource> &source : output.dimSources)
+        if (source && (source->input >= entry.inputs.size() ||
+                       source->dim >=
+                           entry.inputs[source->input].shape.size())) {
+          error = "output '" + output.name +
+                  "' is sized from an input dim that does not exist";
+          return false;
+        }
+    if (const std::vector<Value> *checks = value.findArray("checks"))
+      for (const Value &check : *checks)
+        entry.checks.push_back(check.string);
+    manifest.entryPoints.push_back(std::move(entry));
+  }
+  if (const Value *flops = root.find("flops")) {
     FlopModel model;
-    model.perToken = flops->getNumber("per_token").value_or(0);
-    model.perVisiblePair = flops->getNumber("per_visible_pair").value_or(0);
-    model.slidingWindow = flops->getInteger("sliding_window").value_or(0);
+    auto number = [&](const char *key) {
+      const Value *member = flops->find(key);
+      return member && member->kind == Value::Kind::Number ? member->number
+                                                           : 0.0;
+    };
+    model.perToken = number("per_token");
+    model.perVisiblePair = number("per_visible_pair");
+    const Value *window = flops->find("sliding_window");
+    model.slidingWindow = window && window->integer ? *window->integer : 0;
     manifest.flops = model;
+  }
+  return true;
+}
+
+} // namespace
+
+std::optional<Manifest> mlir::tfm::parseManifest(std::string_view text,
+                                                 std::string &error) {
+  std::string why;
+  std::optional<Value> root = json_reader::parse(text, why);
+  Manifest manifest;
+  if (!root || !parseRoot(*root, manifest, why)) {
+    error = "malformed tfm_manifest: " + why;
+    return std::nullopt;
   }
   return manifest;
 }

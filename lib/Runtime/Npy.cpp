@@ -247,23 +247,6 @@ std::vector<uint8_t> toRowMajor(llvm::ArrayRef<uint8_t> columnMajor,
 
 } // namespace
 
-llvm::Expected<HostArray> mlir::tfm::narrowToInt32(const HostArray &array) {
-  llvm::Expected<HostArray> narrow = makeArray("i32", array.shape);
-  if (!narrow)
-    return narrow.takeError();
-  for (int64_t i = 0, e = array.numElements(); i < e; ++i) {
-    int64_t value;
-    std::memcpy(&value, array.bytes.data() + 8 * i, 8);
-    if (value < std::numeric_limits<int32_t>::min() ||
-        value > std::numeric_limits<int32_t>::max())
-      return llvm::createStringError(llvm::formatv(
-          "element {0} is {1}, which does not fit int32", i, value));
-    int32_t narrowed = static_cast<int32_t>(value);
-    std::memcpy(narrow->bytes.data() + 4 * i, &narrowed, 4);
-  }
-  return narrow;
-}
-
 llvm::Expected<HostArray> mlir::tfm::readNpy(llvm::StringRef path) {
   auto buffer = readFile(path);
   if (!buffer)

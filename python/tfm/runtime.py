@@ -1,71 +1,32 @@
 """Calls compiled tfm entry points with NumPy arrays.
 
-An entry point `@name` is exported as `_mlir_ciface_name(descriptor*...)`:
-one pointer to a memref descriptor per input, then one per output
-(docs/DESIGN.md, entry-point ABI). The caller allocates the outputs; inputs
-and outputs must not alias. Every library embeds a JSON manifest (symbol
-`tfm_manifest`) with the names, shapes and dtypes of its entry points, which
-`EntryPoint` uses to check inputs and allocate outputs.
+Every library tfm-compile builds embeds a manifest of its entry points
+(names, shapes and dtypes of inputs and outputs); the runtime library
+`libtfm_runtime.so` (C API: include/tfm-c/Runtime.h, the one tfm-run uses)
+loads it, checks each array against it before anything runs, sizes the
+outputs and calls the entry point. This module binds NumPy arrays to it
+through ctypes; the caller's arrays are passed without copies where their
+layout allows, and inputs and outputs must not alias.
 """
 
+import ctypes
 import json
 import os
-
-import ctypes
+import pathlib
 
 import numpy as np
-
-# NumPy dtypes of the element types the entry points use. bf16 has no NumPy
-# dtype: such buffers travel as uint16 bit patterns (see `to_bf16`).
-_SUPPORTED = {
-    np.dtype(np.float32),
-    np.dtype(np.float16),
-    np.dtype(np.uint16),
-    np.dtype(np.int32),
-    np.dtype(np.int64),
-    np.dtype(np.bool_),
-}
-
-_DESCRIPTORS = {}
-
-
-def _descriptor_type(rank):
-    """ctypes struct of a rank-`rank` memref descriptor:
-    {allocated, aligned, offset, sizes[rank], strides[rank]}."""
-    if rank not in _DESCRIPTORS:
-        fields = [
-            ("allocated", ctypes.c_void_p),
-            ("aligned", ctypes.c_void_p),
-            ("offset", ctypes.c_int64),
-        ]
-        if rank:
-            fields += [
-                ("sizes", ctypes.c_int64 * rank),
-                ("strides", ctypes.c_int64 * rank),
-            ]
-        _DESCRIPTORS[rank] = type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
-    return _DESCRIPTORS[rank]
-
-
-def _describe(array):
-    if array.dtype not in _SUPPORTED:
-        raise TypeError(f"unsupported element type {array.dtype}")
-    if not array.flags["C_CONTIGUOUS"]:
-        raise ValueError("arrays passed to tfm entry points must be C-contiguous")
-    descriptor = _descriptor_type(array.ndim)()
-    pointer = array.ctypes.data_as(ctypes.c_void_p)
-    descriptor.allocated = pointer
-    descriptor.aligned = pointer
-    descriptor.offset = 0
-    for i, size in enumerate(array.shape):
-        descriptor.sizes[i] = size
-        descriptor.strides[i] = array.strides[i] // array.itemsize
-    return descriptor
-
 
 NUMPY_DTYPES = {"f32": np.dtype(np.float32), "f16": np.dtype(np.float16),
                 "bf16": np.dtype(np.uint16), "i32": np.dtype(np.int32),
                 "i64": np.dtype(np.int64), "i1": np.dtype(np.bool_)}
+# The runtime's name of each NumPy dtype it takes; bf16 has no NumPy dtype
+# and travels as uint16 bit patterns (see `to_bf16`).
+_RUNTIME_DTYPES = {np.dtype(np.float32): b"f32", np.dtype(np.float16): b"f16",
+                   np.dtype(np.uint16): b"bf16", np.dtype(np.int32): b"i32",
+                   np.dtype(np.int64): b"i64", np.dtype(np.bool_): b"i1"}
+
+# tfm_status (tfm-c/Runtime.h).
+_OK, _ERROR_DTYPE, _ERROR_SHAPE, _ERROR_VALUE, _ERROR_CHECK = 0, 2, 3, 4, 5
 
 
 class ShapeError(ValueError):
@@ -74,6 +35,114 @@ class ShapeError(ValueError):
 
 class RuntimeCheckError(ValueError):
     """An entry point refused its inputs (it computed nothing)."""
+
+
+def _runtime_path():
+    """libtfm_runtime.so: $TFM_RUNTIME_LIBRARY, else $TFM_BUILD_DIR/lib, else
+    the one `cmake --install` put beside the tools, else build/ of the source
+    checkout this package is in."""
+    if os.environ.get("TFM_RUNTIME_LIBRARY"):
+        return pathlib.Path(os.environ["TFM_RUNTIME_LIBRARY"])
+    if os.environ.get("TFM_BUILD_DIR"):
+        return pathlib.Path(os.environ["TFM_BUILD_DIR"]) / "lib" / "libtfm_runtime.so"
+    candidates = []
+    try:
+        from ._installed import LIB_DIR
+        candidates.append(pathlib.Path(LIB_DIR) / "libtfm_runtime.so")
+    except ImportError:  # not installed by cmake: a checkout or pip
+        pass
+    candidates.append(pathlib.Path(__file__).resolve().parents[2] / "build" / "lib"
+                      / "libtfm_runtime.so")
+    for candidate in candidates:
+        if candidate.exists():
+            return candidate
+    raise RuntimeError("cannot find libtfm_runtime.so: set TFM_RUNTIME_LIBRARY "
+                       "to its path or TFM_BUILD_DIR to a build directory "
+                       "(looked at: " + ", ".join(map(str, candidates)) + ")")
+
+
+_C = None
+
+
+def _c():
+    """The runtime's C API, loaded once."""
+    global _C
+    if _C is None:
+        path = _runtime_path()
+        try:
+            c = ctypes.CDLL(str(path))
+        except OSError as error:
+            raise RuntimeError(f"cannot load {path}: {error}") from None
+        pointer, status = ctypes.c_void_p, ctypes.c_int
+        shape = ctypes.POINTER(ctypes.c_int64)
+        for name, restype, argtypes in [
+                ("tfmLastError", ctypes.c_char_p, []),
+                ("tfmLibraryOpen", status, [ctypes.c_char_p, ctypes.POINTER(pointer)]),
+                ("tfmLibraryClose", None, [pointer]),
+                ("tfmLibraryManifest", ctypes.c_char_p, [pointer]),
+                ("tfmCallCreate", status, [pointer, ctypes.c_char_p, ctypes.POINTER(pointer)]),
+                ("tfmCallDestroy", None, [pointer]),
+                ("tfmCallSetInput", status,
+                 [pointer, ctypes.c_int, ctypes.c_char_p, ctypes.c_int, shape, pointer]),
+                ("tfmCallOutputShape", status, [pointer, ctypes.c_int, shape]),
+                ("tfmCallSetOutput", status,
+                 [pointer, ctypes.c_int, ctypes.c_char_p, ctypes.c_int, shape, pointer]),
+                ("tfmCallInvoke", status, [pointer, ctypes.POINTER(ctypes.c_int32)])]:
+            function = getattr(c, name)
+            function.restype, function.argtypes = restype, argtypes
+        _C = c
+    return _C
+
+
+def _message():
+    return _c().tfmLastError().decode(errors="replace")
+
+
+def _shape(values):
+    return (ctypes.c_int64 * max(len(values), 1))(*values)
+
+
+class _Call:
+    """One call of an entry point (tfmCall*), destroyed with this object."""
+
+    def __init__(self, entry):
+        self.entry = entry
+        handle = ctypes.c_void_p()
+        self._raise(_c().tfmCallCreate(entry._library._handle,
+                                       entry.name.encode(), ctypes.byref(handle)))
+        self._handle = handle
+
+    def __del__(self):
+        if getattr(self, "_handle", None):
+            _c().tfmCallDestroy(self._handle)
+
+    def _raise(self, status):
+        """Raises the error the runtime reported for `status` (if any)."""
+        if status == _OK:
+            return
+        message = f"{self.entry.name}: {_message()}"
+        raise {_ERROR_DTYPE: TypeError, _ERROR_SHAPE: ShapeError,
+               _ERROR_VALUE: ValueError, _ERROR_CHECK: RuntimeCheckError
+               }.get(status, RuntimeError)(message)
+
+    def bind(self, setter, index, array):
+        self._raise(setter(self._handle, index, _RUNTIME_DTYPES[array.dtype],
+                           array.ndim, _shape(array.shape),
+                           array.ctypes.data_as(ctypes.c_void_p)))
+
+    def output_shape(self, index, rank):
+        shape = _shape([0] * rank)
+        self._raise(_c().tfmCallOutputShape(self._handle, index, shape))
+        return tuple(shape[:rank])
+
+    def invoke(self):
+        """The status of the entry point: 0, or 1 + the failed check."""
+        check = ctypes.c_int32()
+        status = _c().tfmCallInvoke(self._handle, ctypes.byref(check))
+        if status == _ERROR_CHECK:
+            return check.value
+        self._raise(status)
+        return 0
 
 
 class EntryPoint:
@@ -86,18 +155,13 @@ class EntryPoint:
         self.inputs = spec["inputs"]
         self.outputs = spec["outputs"]
 
-    def _check(self, kind, spec, array, shape):
-        """Raises unless `array` has `spec`'s dtype and `shape` (None: any
-        size)."""
-        expected = NUMPY_DTYPES[spec["dtype"]]
-        if array.dtype != expected:
+    def _supported(self, kind, spec, array):
+        """Raises unless the runtime can take `array`'s dtype at all (it
+        checks the rest against the manifest)."""
+        if array.dtype not in _RUNTIME_DTYPES:
+            expected = NUMPY_DTYPES[spec["dtype"]]
             raise TypeError(f"{self.name}: {kind} '{spec['name']}' must be "
                             f"{spec['dtype']} ({expected}), got {array.dtype}")
-        if array.ndim != len(shape) or any(
-                s is not None and s != a for s, a in zip(shape, array.shape)):
-            pretty = ["?" if s is None else s for s in shape]
-            raise ShapeError(f"{self.name}: {kind} '{spec['name']}' must have "
-                             f"shape {pretty}, got {list(array.shape)}")
 
     def _bind(self, args, named):
         """The inputs in manifest order, given by position or by name."""
@@ -113,9 +177,8 @@ class EntryPoint:
         return [named[s["name"]] for s in self.inputs]
 
     def _inputs(self, args):
-        """`args` as checked, C-contiguous, aligned arrays (copies only where
-        the layout requires one; values are never converted, except int64
-        token ids narrowed to int32)."""
+        """`args` as C-contiguous, aligned arrays (copies only where the
+        layout requires one; values are never converted)."""
         if len(args) != len(self.inputs):
             raise TypeError(f"{self.name}: expected {len(self.inputs)} inputs, "
                             f"got {len(args)}")
@@ -126,67 +189,57 @@ class EntryPoint:
             except ValueError as error:  # e.g. a ragged list
                 raise TypeError(f"{self.name}: input '{spec['name']}' is not "
                                 f"an array: {error}") from None
-            if spec["dtype"] == "i32" and array.dtype == np.int64:
-                array = self._narrow(spec, array)
-            self._check("input", spec, array,
-                        [s if s >= 0 else None for s in spec["shape"]])
+            self._supported("input", spec, array)
             inputs.append(np.require(array, requirements=["C", "A"]))
         return inputs
 
-    def _narrow(self, spec, array):
-        """int64 token ids (NumPy's and PyTorch's default) as the int32 the
-        entry point takes, when every value fits."""
-        info = np.iinfo(np.int32)
-        outside = (array < info.min) | (array > info.max)
-        if outside.any():
-            value = array[outside].flat[0]
-            raise ValueError(f"{self.name}: input '{spec['name']}' holds {value}, "
-                             "which does not fit int32")
-        return array.astype(np.int32)
-
-    def _output_shape(self, spec, inputs):
-        """`spec`'s shape, dynamic dims sized from their dim source (None
-        where the manifest has none)."""
-        sources = spec.get("dim_sources") or [None] * len(spec["shape"])
-        return [size if size >= 0 else
-                inputs[source[0]].shape[source[1]] if source else None
-                for size, source in zip(spec["shape"], sources)]
-
-    def _allocate(self, inputs):
-        outputs = []
-        for spec in self.outputs:
-            shape = self._output_shape(spec, inputs)
-            if None in shape:
-                raise ShapeError(f"{self.name}: cannot size output "
-                                 f"'{spec['name']}'; pass out=")
-            outputs.append(np.empty(shape, NUMPY_DTYPES[spec["dtype"]]))
-        return outputs
-
     def _outputs(self, out, inputs):
-        """The caller's output buffers, checked: the compiled code writes
-        into them without knowing their size, and must not write into an
-        input (the ABI forbids aliasing) or a read-only buffer."""
+        """The caller's output buffers, checked where NumPy knows more than
+        the runtime: the compiled code writes into them in place."""
         count = len(self.outputs)
         if not isinstance(out, (list, tuple)) or len(out) != count:
             got = f"{len(out)}" if isinstance(out, (list, tuple)) else type(out).__name__
             raise TypeError(f"{self.name}: out= must be a list of {count} "
                             f"output arrays, got {got}")
-        names = [s["name"] for s in self.inputs + self.outputs]
-        for i, (spec, array) in enumerate(zip(self.outputs, out)):
+        for spec, array in zip(self.outputs, out):
             where = f"{self.name}: output '{spec['name']}'"
             if not isinstance(array, np.ndarray):
                 raise TypeError(f"{where} must be a numpy.ndarray, "
                                 f"got {type(array).__name__}")
-            self._check("output", spec, array, self._output_shape(spec, inputs))
+            self._supported("output", spec, array)
             if not (array.flags.c_contiguous and array.flags.aligned):
                 raise ValueError(f"{where} must be C-contiguous and aligned")
             if not array.flags.writeable:
                 raise ValueError(f"{where} is read-only")
-            for name, other in zip(names, inputs + list(out[:i])):
-                if np.may_share_memory(array, other):
-                    raise ValueError(f"{where} overlaps '{name}': inputs and "
-                                     f"outputs must not alias")
         return list(out)
+
+    def _prepare(self, inputs, out):
+        """A `_Call` with `inputs` and `out` (None: allocated) bound, and the
+        outputs."""
+        call = _Call(self)
+        for i, array in enumerate(inputs):
+            call.bind(_c().tfmCallSetInput, i, array)
+        if out is None:
+            out = [np.empty(call.output_shape(i, len(spec["shape"])),
+                            NUMPY_DTYPES[spec["dtype"]])
+                   for i, spec in enumerate(self.outputs)]
+        for i, array in enumerate(out):
+            call.bind(_c().tfmCallSetOutput, i, array)
+        call.arrays = list(inputs) + list(out)  # alive as long as the call
+        return call, out
+
+    def _run(self, inputs, out):
+        """(status, outputs) of one call."""
+        call, out = self._prepare(inputs, out)
+        return call.invoke(), out
+
+    def bind(self, *args, out=None, **named):
+        """A `BoundCall` of this entry point on these arrays, checked once:
+        calling it runs the entry point again on them (benchmarks, loops
+        that update the arrays in place)."""
+        inputs = self._inputs(self._bind(args, named))
+        outputs = None if out is None else self._outputs(out, inputs)
+        return BoundCall(self, *self._prepare(inputs, outputs))
 
     def _failure(self, status):
         checks = self.spec.get("checks", [])
@@ -195,35 +248,48 @@ class EntryPoint:
 
     def __call__(self, *args, out=None, **named):
         inputs = self._inputs(self._bind(args, named))
-        outputs = self._allocate(inputs) if out is None else self._outputs(out, inputs)
-        status = self._library._invoke(self.name, inputs + outputs)
+        outputs = None if out is None else self._outputs(out, inputs)
+        status, outputs = self._run(inputs, outputs)
         if status != 0:
             raise self._failure(status)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+class BoundCall:
+    """An entry point bound to its arrays (`EntryPoint.bind`)."""
+
+    def __init__(self, entry, call, outputs):
+        self._entry, self._call = entry, call
+        self.outputs = outputs
+
+    def __call__(self):
+        """Runs the entry point; raises RuntimeCheckError if it refused its
+        inputs."""
+        status = self._call.invoke()
+        if status != 0:
+            raise self._entry._failure(status)
+        return self.outputs[0] if len(self.outputs) == 1 else tuple(self.outputs)
 
 
 class Library:
     """A compiled tfm shared library."""
 
     def __init__(self, path):
-        # Absolute: a bare file name would be searched for on the system path.
         self.path = os.path.abspath(path)
         if not os.path.exists(self.path):
             raise FileNotFoundError(f"no compiled library at {self.path}")
-        self._library = ctypes.CDLL(self.path)
-        try:
-            # A NUL-terminated char array, not a pointer.
-            first = ctypes.c_char.in_dll(self._library, "tfm_manifest")
-            text = ctypes.cast(ctypes.addressof(first), ctypes.c_char_p).value
-        except ValueError:
-            text = None  # not built by tfm-compile: only `call` works
-        manifest = json.loads(text) if text else {"device": "cpu", "entry_points": []}
+        handle = ctypes.c_void_p()
+        if _c().tfmLibraryOpen(self.path.encode(), ctypes.byref(handle)) != _OK:
+            raise RuntimeError(_message())
+        self._handle = handle
+        manifest = json.loads(_c().tfmLibraryManifest(handle).decode())
         self.device = manifest["device"]
-        if self.device != "cpu":
-            raise RuntimeError(f"{self.path} runs on device '{self.device}'; "
-                               "this runtime runs cpu libraries")
         self.entry_points = {spec["name"]: EntryPoint(self, spec)
                              for spec in manifest["entry_points"]}
+
+    def __del__(self):
+        if getattr(self, "_handle", None):
+            _c().tfmLibraryClose(self._handle)
 
     def __getitem__(self, name):
         try:
@@ -234,25 +300,11 @@ class Library:
     def call(self, name, inputs, outputs):
         """Runs entry point `name` on `inputs`, writing into `outputs`;
         returns its status (0, or 1 + index of the failed runtime check).
-        When the manifest describes `name`, the arrays are checked as by
-        `EntryPoint`; otherwise the caller must get them right."""
-        entry = self.entry_points.get(name)
-        if entry:
-            inputs = entry._inputs(inputs)
-            outputs = entry._outputs(outputs, inputs)
-        else:
-            inputs = [np.require(a, requirements=["C", "A"]) for a in inputs]
-            outputs = list(outputs)
-        return self._invoke(name, inputs + outputs)
-
-    def _invoke(self, name, arrays):
-        try:
-            function = getattr(self._library, "_mlir_ciface_" + name)
-        except AttributeError:
-            raise KeyError(f"{self.path} has no entry point '{name}'") from None
-        descriptors = [_describe(a) for a in arrays]
-        function.restype = ctypes.c_int32
-        return function(*[ctypes.byref(d) for d in descriptors])
+        The arrays are checked as by `EntryPoint`."""
+        entry = self[name]
+        inputs = entry._inputs(inputs)
+        status, _ = entry._run(inputs, entry._outputs(outputs, inputs))
+        return status
 
 
 def to_bf16(array):

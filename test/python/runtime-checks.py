@@ -59,11 +59,11 @@ expect(TypeError, "output 'logits' must be a numpy.ndarray, got list",
        call_with(good.tolist()))
 
 # Dtype and shape: static dims, dims sized from inputs, rank.
-expect(TypeError, "output 'logits' must be f32 (float32), got float16",
+expect(TypeError, "forward: output 'logits' must be [2, 5, 50] f32, got [2, 5, 50] f16",
        call_with(np.empty(shape, np.float16)))
 expect(TypeError, "output 'logits' must be f32 (float32), got float64",
        call_with(np.empty(shape, np.float64)))
-expect(runtime.ShapeError, "output 'logits' must have shape [2, 5, 50], got [2, 5, 49]",
+expect(runtime.ShapeError, "output 'logits' must be [2, 5, 50] f32, got [2, 5, 49] f32",
        call_with(np.empty((2, 5, 49), np.float32)))
 expect(runtime.ShapeError, "got [2, 4, 50]", call_with(np.empty((2, 4, 50), np.float32)))
 expect(runtime.ShapeError, "got [3, 5, 50]", call_with(np.empty((3, 5, 50), np.float32)))
@@ -125,9 +125,24 @@ expect(TypeError, "out= must be a list of 1 output arrays, got 0",
 expect(TypeError, "out= must be a list of 1 output arrays, got 2",
        lambda: library.call("forward", inputs, [buffer, buffer.copy()]))
 expect(TypeError, count, lambda: library.call("forward", inputs[:-1], [buffer]))
-expect(TypeError, "output 'logits' must be f32",
+expect(TypeError, "output 'logits' must be [2, 5, 50] f32",
        lambda: library.call("forward", inputs, [np.empty(shape, np.float16)]))
 expect(KeyError, "no entry point 'backward'", lambda: library.call("backward", [], []))
+
+
+# A bound call: checked once, run again on the same (updated) arrays.
+ids_buffer = ids.copy()
+bound = forward.bind(ids_buffer, positions, *params)
+assert np.array_equal(bound(), expected)
+ids_buffer[...] = np.roll(ids, 1)
+assert np.array_equal(bound(), forward(np.roll(ids, 1), positions, *params))
+ids_buffer[0, 0] = 50
+expect(runtime.RuntimeCheckError, "must be in [0, 50)", bound)
+bound_out = np.empty(shape, np.float32)
+assert forward.bind(*inputs, out=[bound_out])() is bound_out
+expect(ValueError, "overlaps 'model.embed_tokens.weight'",
+       lambda: forward.bind(ids, positions, embedding, *params[1:], out=[alias])())
+print("PASS bound calls rerun on updated arrays and check as calls do")
 
 
 # to_bf16: round to nearest even; NaN stays a quiet NaN of its sign.

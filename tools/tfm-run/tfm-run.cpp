@@ -4,12 +4,15 @@
 //        [--random-params=SEED] [--output NAME=FILE.npy]... [--output-dir DIR]
 //        [--check NAME=REF.npy]... [--rtol R] [--atol A] [--bench N] [--list]
 //
-// Inputs are bound by name from the library's manifest (tfm/Runtime/
-// Manifest.h): --input files first, then tensors of a .safetensors file, then
-// random parameters. Every dtype and shape is checked before anything runs.
+// Inputs are bound by name from the library's manifest: --input files first,
+// then tensors of a checkpoint, then random parameters. The runtime library
+// (tfm-c/Runtime.h) loads the library, checks every dtype and shape before
+// anything runs, sizes the outputs and calls the entry point; this tool
+// reads and writes the files.
 //
 //===----------------------------------------------------------------------===//
 
+#include "tfm-c/Runtime.h"
 #include "tfm/Runtime/HostArray.h"
 #include "tfm/Runtime/Manifest.h"
 #include "tfm/Support/Version.h"
@@ -26,8 +29,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <dlfcn.h>
 #include <map>
+#include <memory>
 #include <random>
 
 using namespace mlir::tfm;
@@ -153,22 +156,36 @@ llvm::Expected<HostArray> randomArray(const TensorSignature &spec,
   return made;
 }
 
-/// The memref descriptor {allocated, aligned, offset, sizes, strides} of a
-/// contiguous array, as 64-bit words. The strides cannot overflow: a
-/// HostArray's size was checked when it was made.
-std::vector<int64_t> descriptorOf(HostArray &array) {
-  int64_t rank = array.shape.size();
-  std::vector<int64_t> words(3 + 2 * rank);
-  auto address = reinterpret_cast<int64_t>(array.bytes.data());
-  words[0] = words[1] = address;
-  words[2] = 0;
-  int64_t stride = 1;
-  for (int64_t i = rank - 1; i >= 0; --i) {
-    words[3 + i] = array.shape[i];
-    words[3 + rank + i] = stride;
-    stride *= array.shape[i];
+/// The signatures of the call's inputs (`output` = 0) or outputs (1).
+std::vector<TensorSignature> signatures(const TfmCall *call, int output) {
+  std::vector<TensorSignature> tensors;
+  for (int i = 0, e = tfmCallTensorCount(call, output); i < e; ++i) {
+    const int64_t *shape = tfmCallTensorShape(call, output, i);
+    tensors.push_back({tfmCallTensorName(call, output, i),
+                       {shape, shape + tfmCallTensorRank(call, output, i)},
+                       tfmCallTensorDtype(call, output, i),
+                       {}});
   }
-  return words;
+  return tensors;
+}
+
+struct LibraryCloser {
+  void operator()(TfmLibrary *library) const { tfmLibraryClose(library); }
+};
+struct CallDestroyer {
+  void operator()(TfmCall *call) const { tfmCallDestroy(call); }
+};
+using CallPtr = std::unique_ptr<TfmCall, CallDestroyer>;
+
+/// A call of `entry` (null: the only one), or null after reporting why.
+CallPtr createCall(TfmLibrary *library, const char *entry) {
+  TfmCall *call = nullptr;
+  if (tfmCallCreate(library, entry, &call) != TFM_OK) {
+    fail(llvm::Twine(tfmLastError()) +
+         (entry ? " (see --list)" : "; pass --entry"));
+    return nullptr;
+  }
+  return CallPtr(call);
 }
 
 } // namespace
@@ -180,51 +197,39 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "tfm-run: run a compiled tfm library\n");
 
-  std::string absolute = libraryPath;
-  if (!llvm::sys::path::is_absolute(absolute) &&
-      !llvm::StringRef(absolute).contains('/'))
-    absolute = "./" + absolute; // dlopen searches the system path otherwise
-  void *library = dlopen(absolute.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!library)
-    return fail(llvm::Twine("cannot load '") + libraryPath + "': " + dlerror());
-  auto *manifestText =
-      reinterpret_cast<const char *>(dlsym(library, "tfm_manifest"));
-  if (!manifestText)
-    return fail("'" + libraryPath +
-                "' has no tfm_manifest: was it built by tfm-compile?");
-  llvm::Expected<Manifest> manifest = parseManifest(manifestText);
-  if (!manifest)
-    return fail(llvm::toString(manifest.takeError()));
-  if (manifest->device != "cpu")
-    return fail("'" + libraryPath + "' runs on device '" + manifest->device +
-                "'; tfm-run runs cpu libraries");
+  TfmLibrary *opened = nullptr;
+  if (tfmLibraryOpen(libraryPath.c_str(), &opened) != TFM_OK)
+    return fail(tfmLastError());
+  std::unique_ptr<TfmLibrary, LibraryCloser> library(opened);
 
   if (list) {
-    for (const EntryPoint &entry : manifest->entryPoints) {
-      llvm::outs() << entry.name << "\n";
-      for (const TensorSignature &t : entry.inputs)
+    for (int i = 0, e = tfmLibraryEntryCount(library.get()); i < e; ++i) {
+      CallPtr call =
+          createCall(library.get(), tfmLibraryEntryName(library.get(), i));
+      if (!call)
+        return 1;
+      llvm::outs() << tfmCallEntryName(call.get()) << "\n";
+      for (const TensorSignature &t : signatures(call.get(), 0))
         llvm::outs() << "  in  " << t.name << ": " << describe(t) << "\n";
-      for (const TensorSignature &t : entry.outputs)
+      for (const TensorSignature &t : signatures(call.get(), 1))
         llvm::outs() << "  out " << t.name << ": " << describe(t) << "\n";
     }
     return 0;
   }
 
-  const EntryPoint *entry = nullptr;
-  for (const EntryPoint &candidate : manifest->entryPoints)
-    if (entryName.empty() ? manifest->entryPoints.size() == 1
-                          : candidate.name == entryName)
-      entry = &candidate;
-  if (!entry)
-    return fail(entryName.empty()
-                    ? "the library has several entry points: pass --entry"
-                    : "no entry point '" + entryName + "' (see --list)");
+  CallPtr call = createCall(library.get(),
+                            entryName.empty() ? nullptr : entryName.c_str());
+  if (!call)
+    return 1;
+  const EntryPoint entry{tfmCallEntryName(call.get()),
+                         signatures(call.get(), 0), signatures(call.get(), 1),
+                         {}};
 
   // Bind inputs: --input files, then the params file, then random.
-  std::vector<std::optional<HostArray>> bound(entry->inputs.size());
-  std::vector<std::string> origin(entry->inputs.size());
+  std::vector<std::optional<HostArray>> bound(entry.inputs.size());
+  std::vector<std::string> origin(entry.inputs.size());
   for (const std::string &flag : inputs) {
-    auto binding = bindFlag("input", flag, *entry, /*output=*/false);
+    auto binding = bindFlag("input", flag, entry, /*output=*/false);
     if (!binding)
       return fail(llvm::toString(binding.takeError()));
     auto [index, path] = *binding;
@@ -238,16 +243,16 @@ int main(int argc, char **argv) {
     auto tensors = readCheckpoint(paramsPaths);
     if (!tensors)
       return fail(llvm::toString(tensors.takeError()));
-    std::vector<bool> inCheckpoint(entry->inputs.size());
+    std::vector<bool> inCheckpoint(entry.inputs.size());
     for (auto &[name, tensor] : *tensors) {
-      int index = findTensor(entry->inputs, name);
+      int index = findTensor(entry.inputs, name);
       // GPT-2 checkpoints saved from the base model lack the prefix.
       if (index < 0)
-        index = findTensor(entry->inputs, "transformer." + name);
+        index = findTensor(entry.inputs, "transformer." + name);
       if (index < 0)
         continue;
       if (inCheckpoint[index])
-        return fail("input '" + entry->inputs[index].name +
+        return fail("input '" + entry.inputs[index].name +
                     "' is in the checkpoint twice, with and without the "
                     "'transformer.' prefix");
       inCheckpoint[index] = true;
@@ -258,7 +263,7 @@ int main(int argc, char **argv) {
     }
   }
   std::mt19937_64 rng(randomSeed < 0 ? 0 : randomSeed);
-  for (auto [i, spec] : llvm::enumerate(entry->inputs)) {
+  for (auto [i, spec] : llvm::enumerate(entry.inputs)) {
     bool isFloat = spec.dtype == "f32" || spec.dtype == "f16" ||
                    spec.dtype == "bf16";
     bool isStatic = llvm::all_of(spec.shape, [](int64_t s) { return s >= 0; });
@@ -276,73 +281,38 @@ int main(int argc, char **argv) {
                   (isFloat && isStatic
                        ? ", a --params file holding it, or --random-params"
                        : ""));
-    if (spec.dtype == "i32" && bound[i]->dtype == "i64") {
-      // Token ids as NumPy and PyTorch make them.
-      llvm::Expected<HostArray> narrow = narrowToInt32(*bound[i]);
-      if (!narrow)
-        return fail("input '" + spec.name + "' from '" + origin[i] +
-                    "': " + llvm::toString(narrow.takeError()));
-      bound[i] = std::move(*narrow);
-    }
-    const HostArray &array = *bound[i];
-    bool shapeOk = array.shape.size() == spec.shape.size();
-    for (size_t d = 0; shapeOk && d < spec.shape.size(); ++d)
-      shapeOk = spec.shape[d] < 0 || spec.shape[d] == array.shape[d];
-    if (array.dtype != spec.dtype || !shapeOk)
-      return fail("input '" + spec.name + "' must be " + describe(spec) +
-                  ", got " + array.describe() + " from '" + origin[i] + "'");
+    HostArray &array = *bound[i];
+    if (tfmCallSetInput(call.get(), i, array.dtype.c_str(), array.shape.size(),
+                        array.shape.data(), array.bytes.data()) != TFM_OK)
+      return fail(llvm::Twine(tfmLastError()) + " (from '" + origin[i] + "')");
   }
 
-  // Allocate outputs from the manifest's dim sources.
+  // Outputs, sized from the inputs.
   std::vector<HostArray> results;
-  for (const TensorSignature &spec : entry->outputs) {
-    std::vector<int64_t> shape;
-    for (auto [d, size] : llvm::enumerate(spec.shape)) {
-      if (size >= 0) {
-        shape.push_back(size);
-        continue;
-      }
-      if (d >= spec.dimSources.size() || !spec.dimSources[d])
-        return fail("cannot size output '" + spec.name +
-                    "': its dim " + std::to_string(d) +
-                    " does not follow an input dim");
-      const DimSource &source = *spec.dimSources[d];
-      shape.push_back(bound[source.input]->shape[source.dim]);
-    }
+  for (auto [i, spec] : llvm::enumerate(entry.outputs)) {
+    std::vector<int64_t> shape(spec.shape.size());
+    if (tfmCallOutputShape(call.get(), i, shape.data()) != TFM_OK)
+      return fail(tfmLastError());
     llvm::Expected<HostArray> array = makeArray(spec.dtype, shape);
     if (!array)
       return fail("output '" + spec.name + "': " +
                   llvm::toString(array.takeError()));
     results.push_back(std::move(*array));
+    HostArray &result = results.back();
+    if (tfmCallSetOutput(call.get(), i, result.dtype.c_str(),
+                         result.shape.size(), result.shape.data(),
+                         result.bytes.data()) != TFM_OK)
+      return fail(tfmLastError());
   }
 
-  // One descriptor per input then output, passed as a pointer array.
-  std::vector<std::vector<int64_t>> descriptors;
-  for (auto &array : bound)
-    descriptors.push_back(descriptorOf(*array));
-  for (HostArray &array : results)
-    descriptors.push_back(descriptorOf(array));
-  std::vector<void *> pointers;
-  for (auto &words : descriptors)
-    pointers.push_back(words.data());
-  using PackedEntry = int32_t (*)(void **);
-  auto function = reinterpret_cast<PackedEntry>(
-      dlsym(library, ("tfm_entry_" + entry->name).c_str()));
-  if (!function)
-    return fail("'" + libraryPath + "' lacks tfm_entry_" + entry->name);
-
-  if (int32_t status = function(pointers.data())) {
-    std::string what = status > 0 && size_t(status) <= entry->checks.size()
-                           ? entry->checks[status - 1]
-                           : "unknown check";
-    return fail(llvm::formatv("'{0}' refused its inputs (status {1}): {2}",
-                              entry->name, status, what));
-  }
+  if (tfmCallInvoke(call.get(), nullptr) != TFM_OK)
+    return fail(tfmLastError());
   if (benchRuns > 0) {
     std::vector<double> seconds;
     for (unsigned run = 0; run < benchRuns; ++run) {
       auto start = std::chrono::steady_clock::now();
-      function(pointers.data());
+      if (tfmCallInvoke(call.get(), nullptr) != TFM_OK)
+        return fail(tfmLastError());
       seconds.push_back(std::chrono::duration<double>(
                             std::chrono::steady_clock::now() - start)
                             .count());
@@ -350,19 +320,19 @@ int main(int argc, char **argv) {
     std::sort(seconds.begin(), seconds.end());
     double median = seconds[seconds.size() / 2];
     llvm::outs() << llvm::formatv("{0}: median {1:F3} ms over {2} runs",
-                                  entry->name, median * 1e3, benchRuns);
-    if (manifest->flops && bound.size() >= 1 && bound[0]->shape.size() == 2) {
-      double flops =
-          manifest->flops->count(bound[0]->shape[0], bound[0]->shape[1]);
+                                  entry.name, median * 1e3, benchRuns);
+    double flops;
+    if (bound.size() >= 1 && bound[0]->shape.size() == 2 &&
+        tfmLibraryFlops(library.get(), bound[0]->shape[0], bound[0]->shape[1],
+                        &flops) == TFM_OK)
       llvm::outs() << llvm::formatv(", {0:F2} GFLOP/s ({1:F3} GFLOP)",
                                     flops / median * 1e-9, flops * 1e-9);
-    }
     llvm::outs() << "\n";
   }
 
   // Outputs.
   for (const std::string &flag : outputs) {
-    auto binding = bindFlag("output", flag, *entry, /*output=*/true);
+    auto binding = bindFlag("output", flag, entry, /*output=*/true);
     if (!binding)
       return fail(llvm::toString(binding.takeError()));
     if (auto error = writeNpy(binding->second, results[binding->first]))
@@ -371,7 +341,7 @@ int main(int argc, char **argv) {
   if (!outputDir.empty()) {
     if (std::error_code code = llvm::sys::fs::create_directories(outputDir))
       return fail("cannot create '" + outputDir + "': " + code.message());
-    for (auto [i, spec] : llvm::enumerate(entry->outputs)) {
+    for (auto [i, spec] : llvm::enumerate(entry.outputs)) {
       llvm::SmallString<128> path(outputDir);
       llvm::sys::path::append(path, spec.name + ".npy");
       if (auto error = writeNpy(path, results[i]))
@@ -381,11 +351,11 @@ int main(int argc, char **argv) {
 
   int status = 0;
   for (const std::string &flag : checks) {
-    auto binding = bindFlag("check", flag, *entry, /*output=*/true);
+    auto binding = bindFlag("check", flag, entry, /*output=*/true);
     if (!binding)
       return fail(llvm::toString(binding.takeError()));
     auto [index, path] = *binding;
-    const std::string &name = entry->outputs[index].name;
+    const std::string &name = entry.outputs[index].name;
     auto reference = readNpy(path);
     if (!reference)
       return fail(llvm::toString(reference.takeError()));

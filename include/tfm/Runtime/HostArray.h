@@ -73,10 +73,6 @@ struct CheckpointTensor {
 llvm::Expected<std::map<std::string, CheckpointTensor>>
 readCheckpoint(llvm::ArrayRef<std::string> paths);
 
-/// An i64 array as i32, or an error naming the first value that does not
-/// fit (NumPy and PyTorch hand out int64 token ids).
-llvm::Expected<HostArray> narrowToInt32(const HostArray &array);
-
 } // namespace mlir::tfm
 
 #endif // TFM_RUNTIME_HOSTARRAY_H

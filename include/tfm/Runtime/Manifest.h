@@ -8,18 +8,19 @@
 // the memref descriptor pointers of the inputs then the outputs as one array
 // and returns the entry point's status (0, or 1 + index of a failed check).
 //
-// This header has no MLIR dependency: tfm-run and other hosts use it.
+// This header has no LLVM or MLIR dependency: the runtime library
+// (tfm-c/Runtime.h), which runs where neither is installed, reads manifests
+// through it; the compiler writes them.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TFM_RUNTIME_MANIFEST_H
 #define TFM_RUNTIME_MANIFEST_H
 
-#include "llvm/Support/Error.h"
-
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mlir::tfm {
@@ -71,11 +72,16 @@ struct Manifest {
 ///  "outputs": [{..., "dim_sources": [[input, dim] or null per dim]}],
 ///  "checks": ["message", ...]}],
 ///  "flops": {"per_token", "per_visible_pair", "sliding_window"}}
+/// (lib/Runtime/ManifestWriter.cpp, with llvm::json: the compiler's side.)
 std::string formatManifest(const Manifest &manifest);
-llvm::Expected<Manifest> parseManifest(llvm::StringRef json);
+/// The manifest `json` holds, or nullopt with `error` saying what is wrong
+/// ("malformed tfm_manifest: ..."). Read as strictly as the compiler reads
+/// JSON: a library file is untrusted input.
+std::optional<Manifest> parseManifest(std::string_view json,
+                                      std::string &error);
 
 /// Bytes per element of `dtype` (i1 is one byte).
-size_t elementSize(llvm::StringRef dtype);
+size_t elementSize(std::string_view dtype);
 
 } // namespace mlir::tfm
 

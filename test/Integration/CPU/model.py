@@ -123,8 +123,9 @@ weights = [np.zeros([max(d, 1) for d in spec["shape"]], np.float32)
            for spec in forward.inputs[2:]]
 wrong_shape = list(weights)
 wrong_shape[0] = np.zeros((49, 40), np.float32)
-for bad, message in [((ids.astype(np.float32), ids, *weights), "must be i32"),
-                     ((ids, ids, *wrong_shape), "must have shape [50, 40], got [49, 40]"),
+for bad, message in [((ids.astype(np.float32), ids, *weights),
+                      "must be [?, ?] i32, got [1, 4] f32"),
+                     ((ids, ids, *wrong_shape), "must be [50, 40] f32, got [49, 40] f32"),
                      ((ids, ids), f"expected {len(forward.inputs)} inputs, got 2")]:
     try:
         forward(*bad)

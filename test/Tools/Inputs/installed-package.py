@@ -1,6 +1,6 @@
 """Checks the Python package that `cmake --install` put under the prefix
 argv[1]: it is the one imported, its version is the tools', it compiles and
-runs a model with the installed tfm-compile on its own, and raises its own
+runs a model with the installed tfm-compile and runtime library on its own, and raises its own
 CompileError when it cannot find one."""
 
 import os
@@ -20,6 +20,7 @@ assert pathlib.Path(tfm.__file__).resolve().is_relative_to(prefix), tfm.__file__
 assert "TFM_BUILD_DIR" not in os.environ and "TFM_COMPILE" not in os.environ
 tool = compiler._tfm_compile()
 assert tool == prefix / "bin" / "tfm-compile", tool
+assert runtime._runtime_path() == prefix / "lib" / "libtfm_runtime.so", runtime._runtime_path()
 version = subprocess.run([tool, "--version"], capture_output=True, text=True).stdout
 assert f"(tfm {tfm.__version__}, LLVM " in version, (version, tfm.__version__)
 print(f"version {tfm.__version__}")
