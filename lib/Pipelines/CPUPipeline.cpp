@@ -59,6 +59,11 @@ void mlir::tfm::buildTfmCPUVectorStage(
   pm.addPass(createTfmCPUDecomposeOnlineAttentionPass());
   if (!options.vectorize)
     return;
+  TfmCPUTileProjectionsPassOptions projections;
+  projections.vectorWidth = options.vectorWidth;
+  projections.registerRows = options.registerRows;
+  pm.addNestedPass<func::FuncOp>(createTfmCPUTileProjectionsPass(projections));
+  pm.addPass(createCanonicalizerPass());
   TfmCPUVectorizePassOptions vectorize;
   vectorize.vectorWidth = options.vectorWidth;
   vectorize.registerRows = options.registerRows;
@@ -104,6 +109,7 @@ void mlir::tfm::buildTfmToLLVMDialectStage(
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createConvertVectorToSCFPass(
       VectorTransferToSCFOptions().enableFullUnroll().setTargetRank(1)));
+  pm.addPass(createTfmResolveDynamicExpandShapesPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());

@@ -11,6 +11,23 @@
 
 include "mlir/Pass/PassBase.td"
 
+def TfmResolveDynamicExpandShapesPass
+    : Pass<"tfm-resolve-dynamic-expand-shapes"> {
+  let summary = "rewrite memref.expand_shape with several dynamic dims per "
+                "group into memref.reinterpret_cast";
+  let description = [{
+    LLVM 22's `expand-strided-metadata` crashes on a `memref.expand_shape`
+    with more than one dynamic dim in a reassociation group
+    (llvm/llvm-project#186830, fixed for LLVM 23), such as the
+    `[M, N] -> [B, S, N]` view of a projection's result. Runs before it and
+    rewrites exactly those into a `memref.reinterpret_cast` of the source's
+    base buffer: the output_shape as sizes, strides built from the source
+    dim's stride outward. Other expand_shapes are left to upstream.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def TfmCPUDecomposeOnlineAttentionPass
     : Pass<"tfm-cpu-decompose-online-attention"> {
   let summary = "decompose tfm.online_attention into the CPU's tile products";
@@ -36,6 +53,48 @@ def TfmCPUDecomposeOnlineAttentionPass
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::math::MathDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def TfmCPUTileProjectionsPass
+    : Pass<"tfm-cpu-tile-projections", "::mlir::func::FuncOp"> {
+  let summary = "block projections into cache-sized panels and register "
+                "blocks, over any number of rows";
+  let description = [{
+    A projection `y[m, n] += a[m, k] * w[n, k]` (nn.Linear weights, static
+    `N` and `K`; the rows `M`, the tokens, usually dynamic) becomes loops
+    whose innermost step is a static `MR x NR` block (`MR` =
+    `register-rows`, `NR` = 2 vectors), which `tfm-cpu-vectorize` turns into
+    broadcast + FMA code:
+
+    ```
+    scf.forall (j) in (N / NB)                     // threads over N blocks
+      scf.for k0 = 0 to K step KC
+        wt = f32 w[j*NB : +NB, k0 : +KC]ᵀ          // packed [KC, NB] (L2)
+        scf.for n1 = 0 to NB step NR               // a [KC, NR] panel (L1)
+          scf.for m0 = 0 to M - M % MR step MR     // rows stream past it
+            y[m0 : +MR, n1 : +NR] += a[m0 : +MR, k0 : +KC] · wt[:, n1 : +NR]
+          scf.for m0 = M - M % MR to M             // the remaining rows
+            y[m0, n1 : +NR] += a[m0, k0 : +KC] · wt[:, n1 : +NR]
+    ```
+
+    `NB` is the largest multiple of `NR` up to 128 that divides `N`, `KC`
+    the largest multiple of a vector up to 128 that divides `K`; a
+    projection without them is left alone. Weights of any float type are
+    widened to f32 as they are packed, and row blocks of a non-f32 `a` as
+    they are read.
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "f32 lanes of the target's vector registers (16: AVX-512, "
+           "8: AVX2)">,
+    Option<"registerRows", "register-rows", "int64_t", /*default=*/"8",
+           "Rows of a register block (MR)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect"];
 }
 

@@ -53,11 +53,14 @@ func.func @rms_norm_bf16(%x: tensor<4x64xbf16>, %w: tensor<64xbf16>) -> tensor<4
 
 // -----
 
-// nn.Linear layout: the weight is read transposed, no copy.
-// CHECK-DAG: #[[X:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
-// CHECK-DAG: #[[W:.+]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+// nn.Linear layout: the weight is read transposed, no copy; the leading
+// dims are one row dim (a view), so every projection is one 2-D form.
+// CHECK-DAG: #[[X:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[W:.+]] = affine_map<(d0, d1, d2) -> (d1, d2)>
 // CHECK-LABEL: func.func @linear_with_bias
-// CHECK: linalg.generic {indexing_maps = [#[[X]], #[[W]], {{.+}}], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+// CHECK: %[[ROWS:.+]] = tensor.collapse_shape %{{.+}} {{\[\[}}0, 1], [2]] : tensor<2x7x64xf32> into tensor<14x64xf32>
+// CHECK: %[[Y:.+]] = linalg.generic {indexing_maps = [#[[X]], #[[W]], {{.+}}], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[ROWS]], %{{.+}} : tensor<14x64xf32>, tensor<96x64xf32>)
+// CHECK: tensor.expand_shape %[[Y]] {{\[\[}}0, 1], [2]] output_shape [2, 7, 96] : tensor<14x96xf32> into tensor<2x7x96xf32>
 // CHECK-NOT: linalg.transpose
 func.func @linear_with_bias(%x: tensor<2x7x64xf32>, %w: tensor<96x64xf32>, %b: tensor<96xf32>)
     -> tensor<2x7x96xf32> {
@@ -173,19 +176,24 @@ func.func @layer_norm_with_bias(%x: tensor<4x64xf32>, %w: tensor<64xf32>, %b: te
 
 // SwiGLU: up and gate projections read their [d_ff, d_model] weights in
 // place, silu(gate)·up in one elementwise op, then the down projection.
-// CHECK-DAG: #[[X:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
-// CHECK-DAG: #[[W:.+]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+// CHECK-DAG: #[[X:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[W:.+]] = affine_map<(d0, d1, d2) -> (d1, d2)>
 // CHECK-LABEL: func.func @ffn_swiglu
 // CHECK-SAME: (%[[IN:[^:]+]]: tensor<2x5x32xf32>, %[[GATE_W:[^:]+]]: tensor<48x32xf32>, %[[UP_W:[^:]+]]: tensor<48x32xf32>, %[[DOWN_W:[^:]+]]: tensor<32x48xf32>)
-// CHECK: %[[UP:.+]] = linalg.generic {indexing_maps = [#[[X]], #[[W]], {{.+}}]{{.+}} ins(%[[IN]], %[[UP_W]] :
-// CHECK: %[[GATE:.+]] = linalg.generic {indexing_maps = [#[[X]], #[[W]], {{.+}}]{{.+}} ins(%[[IN]], %[[GATE_W]] :
+// CHECK: %[[ROWS:.+]] = tensor.collapse_shape %[[IN]] {{.+}} into tensor<10x32xf32>
+// CHECK: %[[UP_ROWS:.+]] = linalg.generic {indexing_maps = [#[[X]], #[[W]], {{.+}}]{{.+}} ins(%[[ROWS]], %[[UP_W]] :
+// CHECK: %[[UP:.+]] = tensor.expand_shape %[[UP_ROWS]]
+// CHECK: %[[GATE_ROWS:.+]] = linalg.generic {indexing_maps = [#[[X]], #[[W]], {{.+}}]{{.+}} ins(%[[ROWS]], %[[GATE_W]] :
+// CHECK: %[[GATE:.+]] = tensor.expand_shape %[[GATE_ROWS]]
 // CHECK: %[[HIDDEN:.+]] = linalg.generic {{.+}} ins(%[[GATE]], %[[UP]] : tensor<2x5x48xf32>, tensor<2x5x48xf32>)
 // CHECK:   arith.negf
 // CHECK:   math.exp
 // CHECK:   arith.divf
 // CHECK:   arith.mulf
-// CHECK: %[[OUT:.+]] = linalg.generic {indexing_maps = [#[[X]], #[[W]], {{.+}}]{{.+}} ins(%[[HIDDEN]], %[[DOWN_W]] :
-// CHECK: return %[[OUT]]
+// CHECK: %[[HIDDEN_ROWS:.+]] = tensor.collapse_shape %[[HIDDEN]]
+// CHECK: %[[OUT:.+]] = linalg.generic {indexing_maps = [#[[X]], #[[W]], {{.+}}]{{.+}} ins(%[[HIDDEN_ROWS]], %[[DOWN_W]] :
+// CHECK: %[[RESULT:.+]] = tensor.expand_shape %[[OUT]]
+// CHECK: return %[[RESULT]]
 func.func @ffn_swiglu(%x: tensor<2x5x32xf32>, %g: tensor<48x32xf32>, %u: tensor<48x32xf32>,
                       %d: tensor<32x48xf32>) -> tensor<2x5x32xf32> {
   %y = tfm.ffn swiglu %x gate(%g) up(%u) down(%d)

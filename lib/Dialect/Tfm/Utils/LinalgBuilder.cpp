@@ -56,29 +56,50 @@ Value LinalgBuilder::elementwise(ValueRange inputs,
 
 Value LinalgBuilder::projectF32(Value x, Value w) {
   auto xType = cast<RankedTensorType>(x.getType());
-  unsigned outer = xType.getRank() - 1;
-  // Loops: outer dims of x, then n, then the reduced k.
-  unsigned numLoops = outer + 2, n = outer, k = outer + 1;
-  SmallVector<unsigned> xDims, outDims;
-  for (unsigned i = 0; i < outer; ++i) {
-    xDims.push_back(i);
-    outDims.push_back(i);
+  int64_t rank = xType.getRank();
+  // Leading dims flattened into one row dim M: y[m, n] = sum_k x[m, k] *
+  // w[n, k], the one form the targets block (the collapse is a view).
+  Value rows = x;
+  if (rank > 2) {
+    SmallVector<ReassociationIndices> leading(1);
+    for (int64_t i = 0; i < rank - 1; ++i)
+      leading[0].push_back(i);
+    leading.push_back({rank - 1});
+    rows = tensor::CollapseShapeOp::create(b, loc, x, leading);
   }
-  xDims.push_back(k);
-  outDims.push_back(n);
-
-  SmallVector<OpFoldResult> sizes = sizesOf(x);
-  sizes.back() = sizeOf(w, 0);
-  SmallVector<utils::IteratorType> iterators(numLoops,
-                                             utils::IteratorType::parallel);
-  iterators[k] = utils::IteratorType::reduction;
-  return generic({x, w}, {map(numLoops, xDims), map(numLoops, {n, k})},
-                 filledF32(sizes, 0.0), map(numLoops, outDims), iterators,
-                 [](OpBuilder &b, Location loc, ValueRange args) -> Value {
-                   Value product = arith::MulFOp::create(
-                       b, loc, toF32(b, loc, args[0]), toF32(b, loc, args[1]));
-                   return arith::AddFOp::create(b, loc, args[2], product);
-                 });
+  if (rank == 1)
+    rows = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get({1, xType.getDimSize(0)},
+                                      xType.getElementType()),
+        x, SmallVector<ReassociationIndices>{{0, 1}});
+  SmallVector<OpFoldResult> sizes{sizeOf(rows, 0), sizeOf(w, 0)};
+  Value product = generic(
+      {rows, w}, {map(3, {0, 2}), map(3, {1, 2})}, filledF32(sizes, 0.0),
+      map(3, {0, 1}),
+      {utils::IteratorType::parallel, utils::IteratorType::parallel,
+       utils::IteratorType::reduction},
+      [](OpBuilder &b, Location loc, ValueRange args) -> Value {
+        Value product = arith::MulFOp::create(
+            b, loc, toF32(b, loc, args[0]), toF32(b, loc, args[1]));
+        return arith::AddFOp::create(b, loc, args[2], product);
+      });
+  if (rank == 2)
+    return product;
+  if (rank == 1)
+    return tensor::CollapseShapeOp::create(
+        b, loc, product, SmallVector<ReassociationIndices>{{0, 1}});
+  // Back to the leading dims of x.
+  SmallVector<OpFoldResult> outSizes = sizesOf(x);
+  outSizes.back() = sizeOf(w, 0);
+  SmallVector<int64_t> outShape(xType.getShape());
+  outShape.back() = cast<RankedTensorType>(w.getType()).getDimSize(0);
+  SmallVector<ReassociationIndices> reassociation(1);
+  for (int64_t i = 0; i < rank - 1; ++i)
+    reassociation[0].push_back(i);
+  reassociation.push_back({rank - 1});
+  return tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(outShape, b.getF32Type()), product,
+      reassociation, outSizes);
 }
 
 AffineMap LinalgBuilder::map(unsigned numLoops, ArrayRef<unsigned> dims) {

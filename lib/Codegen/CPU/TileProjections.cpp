@@ -1,0 +1,270 @@
+//===- TileProjections.cpp - projections as cache-blocked matmuls ----------===//
+//
+// A projection y[m, n] += a[m, k] * w[n, k] (nn.Linear weights, any number
+// of rows m, usually only known at run time) becomes loops whose innermost
+// step is a static MR x NR register block, which tfm-cpu-vectorize turns
+// into broadcast + FMA code:
+//
+//   scf.forall (j) in (N / NB)                     // threads over N blocks
+//     scf.for k0 = 0 to K step KC                  // a Kᵀ panel per step
+//       wt = f32 w[j*NB : +NB, k0 : +KC]ᵀ          // packed [KC, NB]
+//       scf.for n1 = 0 to NB step NR               // an L1-sized [KC, NR] panel
+//         scf.for m0 = 0 to M - M % MR step MR     // rows stream past it
+//           y[m0 : +MR, n1 : +NR] += a[m0 : +MR, k0 : +KC] · wt[:, n1 : +NR]
+//         scf.for m0 = M - M % MR to M             // the remaining rows
+//           y[m0, n1 : +NR] += a[m0, k0 : +KC] · wt[:, n1 : +NR]
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfm/Codegen/Passes.h"
+#include "tfm/Dialect/Tfm/Utils/LinalgBuilder.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::tfm {
+#define GEN_PASS_DEF_TFMCPUTILEPROJECTIONSPASS
+#include "tfm/Codegen/Passes.h.inc"
+} // namespace mlir::tfm
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+namespace {
+
+using Iter = utils::IteratorType;
+
+/// Columns of a thread's block of w: its packed [KC, NB] panel stays in L2
+/// while the rows of a stream past it.
+constexpr int64_t kMaxBlockColumns = 128;
+/// Steps of k per packed panel: a [KC, NR] slice of it (16 KiB with NR = 32)
+/// stays in L1 while MR-row blocks of a stream past it.
+constexpr int64_t kMaxPanelDepth = 128;
+
+/// The largest multiple of `unit` that divides `size` and is at most
+/// `limit`, or 0.
+int64_t blockSize(int64_t size, int64_t unit, int64_t limit) {
+  for (int64_t block = limit - limit % unit; block >= unit; block -= unit)
+    if (size % block == 0)
+      return block;
+  return 0;
+}
+
+/// Whether `op` is y[m, n] += a[m, k] * w[n, k] with static N and K.
+bool isProjection(linalg::GenericOp op) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || op.getNumLoops() != 3 ||
+      !linalg::isaContractionOpInterface(op))
+    return false;
+  MLIRContext *context = op.getContext();
+  AffineExpr m, n, k;
+  bindDims(context, m, n, k);
+  SmallVector<AffineMap> expected{AffineMap::get(3, 0, {m, k}, context),
+                                  AffineMap::get(3, 0, {n, k}, context),
+                                  AffineMap::get(3, 0, {m, n}, context)};
+  auto weights = cast<RankedTensorType>(op.getDpsInputs()[1].getType());
+  auto result = cast<RankedTensorType>(op.getDpsInits()[0].getType());
+  return op.getIndexingMapsArray() == expected &&
+         weights.hasStaticShape() && result.getElementType().isF32();
+}
+
+struct Blocking {
+  int64_t rows;    // MR
+  int64_t columns; // NR
+  int64_t block;   // NB
+  int64_t depth;   // KC
+};
+
+/// `tile` [R, C] as f32, transposed to [C, R] with `transpose` (a copy only
+/// where one is needed).
+Value asF32(LinalgBuilder &lb, Value tile, bool transpose) {
+  auto type = cast<RankedTensorType>(tile.getType());
+  if (type.getElementType().isF32() && !transpose)
+    return tile;
+  SmallVector<OpFoldResult> sizes = lb.sizesOf(tile);
+  if (transpose)
+    std::swap(sizes[0], sizes[1]);
+  return lb.generic({tile}, {transpose ? lb.map(2, {1, 0}) : lb.map(2, {0, 1})},
+                    lb.empty(sizes, lb.f32()), lb.map(2, {0, 1}),
+                    {Iter::parallel, Iter::parallel},
+                    [](OpBuilder &b, Location loc, ValueRange args) {
+                      return LinalgBuilder::toF32(b, loc, args[0]);
+                    });
+}
+
+/// A static slice [rows, cols] of a rank-2 tensor at (row, col).
+Value slice2D(OpBuilder &b, Location loc, Value source, OpFoldResult row,
+              OpFoldResult col, OpFoldResult rows, OpFoldResult cols) {
+  OpFoldResult one = b.getIndexAttr(1);
+  return tensor::ExtractSliceOp::create(b, loc, source, {row, col},
+                                        {rows, cols}, {one, one});
+}
+
+/// `tile` [rows, cols] inserted at (row, col) of `dest`: the sizes must be
+/// the very values its slice was extracted with, so that bufferization sees
+/// the pair as an in-place update.
+Value insert2D(OpBuilder &b, Location loc, Value tile, Value dest,
+               OpFoldResult row, OpFoldResult col, OpFoldResult rows,
+               OpFoldResult cols) {
+  OpFoldResult one = b.getIndexAttr(1);
+  return tensor::InsertSliceOp::create(b, loc, tile, dest, {row, col},
+                                       {rows, cols}, {one, one});
+}
+
+/// `y` [M, NR] += a[m0 : M, k0 : +KC] · panel [KC, NR] over rows
+/// [begin, end) in steps of `rows` (whose count divides end - begin).
+Value rowBlocks(OpBuilder &b, Location loc, Value a, Value panel, Value y,
+                Value k0, Value begin, Value end, int64_t rows) {
+  int64_t depth = cast<RankedTensorType>(panel.getType()).getDimSize(0);
+  int64_t columns = cast<RankedTensorType>(panel.getType()).getDimSize(1);
+  Value step = arith::ConstantIndexOp::create(b, loc, rows);
+  return scf::ForOp::create(
+             b, loc, begin, end, step, ValueRange{y},
+             [&](OpBuilder &nb, Location nl, Value m0, ValueRange carried) {
+               LinalgBuilder lb(nb, nl);
+               Value rowsOfA =
+                   asF32(lb,
+                         slice2D(nb, nl, a, m0, k0, nb.getIndexAttr(rows),
+                                 nb.getIndexAttr(depth)),
+                         /*transpose=*/false);
+               Value block = slice2D(nb, nl, carried[0], m0, nb.getIndexAttr(0),
+                                     nb.getIndexAttr(rows),
+                                     nb.getIndexAttr(columns));
+               Value product =
+                   linalg::MatmulOp::create(nb, nl, ValueRange{rowsOfA, panel},
+                                            ValueRange{block})
+                       .getResult(0);
+               scf::YieldOp::create(
+                   nb, nl,
+                   insert2D(nb, nl, product, carried[0], m0, nb.getIndexAttr(0),
+                            nb.getIndexAttr(rows), nb.getIndexAttr(columns)));
+             })
+      .getResult(0);
+}
+
+/// Replaces the projection `op` by the loops of the file comment.
+void tileProjection(RewriterBase &rewriter, linalg::GenericOp op,
+                    const Blocking &blocking) {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Value a = op.getDpsInputs()[0], w = op.getDpsInputs()[1];
+  Value init = op.getDpsInits()[0];
+  // A filled init is filled block by block, by the thread that owns the
+  // block, and the loops write into a buffer of their own: an
+  // alloc_tensor, which CSE never merges with another projection's (a
+  // shared tensor.empty would make bufferization copy one of them).
+  Value fillValue;
+  if (auto fill = init.getDefiningOp<linalg::FillOp>()) {
+    fillValue = fill.getInputs()[0];
+    init = fill.getOutputs()[0];
+  }
+  if (auto empty = init.getDefiningOp<tensor::EmptyOp>())
+    init = bufferization::AllocTensorOp::create(
+        rewriter, loc, empty.getType(), empty.getDynamicSizes());
+  auto weights = cast<RankedTensorType>(w.getType());
+  int64_t columns = weights.getDimSize(0), depth = weights.getDimSize(1);
+  OpFoldResult rowCount = tensor::getMixedSize(rewriter, loc, a, 0);
+  Value rowsValue = getValueOrCreateConstantIndexOp(rewriter, loc, rowCount);
+  auto index = [&](OpBuilder &b, Location l, int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, l, value);
+  };
+
+  auto forall = scf::ForallOp::create(
+      rewriter, loc,
+      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(columns / blocking.block)},
+      ValueRange{init}, std::nullopt);
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(forall.getBody()->getTerminator());
+  Value n0 = arith::MulIOp::create(rewriter, loc, forall.getInductionVar(0),
+                                   index(rewriter, loc, blocking.block));
+  Value yBlock = slice2D(rewriter, loc, forall.getRegionIterArgs()[0],
+                         rewriter.getIndexAttr(0), n0, rowCount,
+                         rewriter.getIndexAttr(blocking.block));
+  if (fillValue)
+    yBlock = linalg::FillOp::create(rewriter, loc, fillValue, yBlock)
+                 .getResult(0);
+  // Rows below fullRows come in blocks of MR, the rest one by one.
+  Value fullRows = arith::SubIOp::create(
+      rewriter, loc, rowsValue,
+      arith::RemUIOp::create(rewriter, loc, rowsValue,
+                             index(rewriter, loc, blocking.rows)));
+  auto kLoop = scf::ForOp::create(
+      rewriter, loc, index(rewriter, loc, 0), index(rewriter, loc, depth),
+      index(rewriter, loc, blocking.depth), ValueRange{yBlock},
+      [&](OpBuilder &b, Location l, Value k0, ValueRange carried) {
+        LinalgBuilder lb(b, l);
+        Value packed = asF32(
+            lb,
+            slice2D(b, l, w, n0, k0, b.getIndexAttr(blocking.block),
+                    b.getIndexAttr(blocking.depth)),
+            /*transpose=*/true);
+        auto nLoop = scf::ForOp::create(
+            b, l, index(b, l, 0), index(b, l, blocking.block),
+            index(b, l, blocking.columns), carried,
+            [&](OpBuilder &nb, Location nl, Value n1, ValueRange inner) {
+              Value panel = slice2D(nb, nl, packed, nb.getIndexAttr(0), n1,
+                                    nb.getIndexAttr(blocking.depth),
+                                    nb.getIndexAttr(blocking.columns));
+              Value strip = slice2D(nb, nl, inner[0], nb.getIndexAttr(0), n1,
+                                    rowCount,
+                                    nb.getIndexAttr(blocking.columns));
+              strip = rowBlocks(nb, nl, a, panel, strip, k0, index(nb, nl, 0),
+                                fullRows, blocking.rows);
+              strip = rowBlocks(nb, nl, a, panel, strip, k0, fullRows,
+                                rowsValue, 1);
+              scf::YieldOp::create(
+                  nb, nl,
+                  insert2D(nb, nl, strip, inner[0], nb.getIndexAttr(0), n1,
+                           rowCount, nb.getIndexAttr(blocking.columns)));
+            });
+        scf::YieldOp::create(b, l, nLoop.getResults());
+      });
+  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+  OpFoldResult one = rewriter.getIndexAttr(1);
+  tensor::ParallelInsertSliceOp::create(
+      rewriter, loc, kLoop.getResult(0), forall.getRegionIterArgs()[0],
+      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0), n0},
+      ArrayRef<OpFoldResult>{rowCount, rewriter.getIndexAttr(blocking.block)},
+      ArrayRef<OpFoldResult>{one, one});
+  rewriter.replaceOp(op, forall.getResults());
+}
+
+struct TfmCPUTileProjectionsPass
+    : tfm::impl::TfmCPUTileProjectionsPassBase<TfmCPUTileProjectionsPass> {
+  using TfmCPUTileProjectionsPassBase::TfmCPUTileProjectionsPassBase;
+
+  void runOnOperation() override {
+    if (vectorWidth < 1 || registerRows < 1) {
+      getOperation()->emitError()
+          << "vector-width and register-rows must be positive";
+      return signalPassFailure();
+    }
+    SmallVector<linalg::GenericOp> projections;
+    getOperation()->walk([&](linalg::GenericOp op) {
+      if (isProjection(op))
+        projections.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (linalg::GenericOp op : projections) {
+      auto weights = cast<RankedTensorType>(op.getDpsInputs()[1].getType());
+      // NR fills the 2 x register-rows accumulators with MR rows.
+      Blocking blocking;
+      blocking.rows = registerRows;
+      blocking.columns = 2 * vectorWidth;
+      blocking.block = blockSize(weights.getDimSize(0), blocking.columns,
+                                 std::max(kMaxBlockColumns, blocking.columns));
+      blocking.depth =
+          blockSize(weights.getDimSize(1), vectorWidth, kMaxPanelDepth);
+      // Shapes the register blocks cannot divide stay as they are.
+      if (blocking.block && blocking.depth)
+        tileProjection(rewriter, op, blocking);
+    }
+  }
+};
+
+} // namespace

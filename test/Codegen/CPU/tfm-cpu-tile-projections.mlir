@@ -1,0 +1,61 @@
+// RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-tile-projections),canonicalize,cse)' | FileCheck %s
+
+// A projection over a run-time number of rows: threads over blocks of 128
+// output columns, Kᵀ panels of 128 steps packed once per block, 8 x 32
+// register blocks of static shape over the rows, then the remaining rows
+// one at a time. The output block is filled by the thread that owns it,
+// inside a buffer of the projection's own.
+// CHECK-LABEL: func.func @dynamic_rows
+// CHECK-SAME: (%[[X:.+]]: tensor<?x?x256xf32>, %[[W:.+]]: tensor<512x256xf32>)
+// CHECK: %[[ROWS:.+]] = tensor.collapse_shape %[[X]] {{\[\[}}0, 1], [2]] : tensor<?x?x256xf32> into tensor<?x256xf32>
+// CHECK: %[[M:.+]] = tensor.dim %[[ROWS]], %c0
+// CHECK: %[[OUT:.+]] = bufferization.alloc_tensor(%[[M]]) : tensor<?x512xf32>
+// CHECK: scf.forall (%[[J:.+]]) in (4) shared_outs(%[[SHARED:.+]] = %[[OUT]])
+// CHECK:   %[[N0:.+]] = arith.muli %[[J]], %c128
+// CHECK:   %[[BLOCK:.+]] = tensor.extract_slice %[[SHARED]][0, %[[N0]]] [%[[M]], 128]
+// CHECK:   %[[ZERO:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[BLOCK]] : tensor<?x128xf32>)
+// CHECK:   %[[TAIL:.+]] = arith.remui %[[M]], %c8
+// CHECK:   %[[FULL:.+]] = arith.subi %[[M]], %[[TAIL]]
+// CHECK:   scf.for %[[K0:.+]] = %c0 to %c256 step %c128 iter_args(%{{.+}} = %[[ZERO]])
+// CHECK:     %[[WSLICE:.+]] = tensor.extract_slice %[[W]][%[[N0]], %[[K0]]] [128, 128]
+// CHECK:     %[[PACKED:.+]] = linalg.generic {{.+}} ins(%[[WSLICE]] : tensor<128x128xf32>) outs(%{{.+}} : tensor<128x128xf32>)
+// CHECK:     scf.for %[[N1:.+]] = %c0 to %c128 step %c32
+// CHECK:       %[[PANEL:.+]] = tensor.extract_slice %[[PACKED]][0, %[[N1]]] [128, 32]
+// CHECK:       scf.for %[[M0:.+]] = %c0 to %[[FULL]] step %c8
+// CHECK:         %[[A:.+]] = tensor.extract_slice %[[ROWS]][%[[M0]], %[[K0]]] [8, 128]
+// CHECK:         linalg.matmul ins(%[[A]], %[[PANEL]] : tensor<8x128xf32>, tensor<128x32xf32>) outs(%{{.+}} : tensor<8x32xf32>)
+// CHECK:       scf.for %[[M1:.+]] = %[[FULL]] to %[[M]] step %c1
+// CHECK:         linalg.matmul ins(%{{.+}}, %[[PANEL]] : tensor<1x128xf32>, tensor<128x32xf32>) outs(%{{.+}} : tensor<1x32xf32>)
+// CHECK:   scf.forall.in_parallel
+// CHECK:     tensor.parallel_insert_slice %{{.+}} into %[[SHARED]][0, %[[N0]]] [%[[M]], 128]
+// CHECK: tensor.expand_shape %{{.+}} {{\[\[}}0, 1], [2]] output_shape [%{{.+}}, %{{.+}}, 512]
+func.func @dynamic_rows(%x: tensor<?x?x256xf32>, %w: tensor<512x256xf32>) -> tensor<?x?x512xf32> {
+  %y = tfm.linear %x, %w : (tensor<?x?x256xf32>, tensor<512x256xf32>) -> tensor<?x?x512xf32>
+  return %y : tensor<?x?x512xf32>
+}
+
+// -----
+
+// bf16 weights are widened to f32 as they are packed, and bf16 rows of the
+// input as each register block reads them.
+// CHECK-LABEL: func.func @bf16_weights
+// CHECK: linalg.generic {{.+}} ins(%{{.+}} : tensor<96x64xbf16>) outs(%{{.+}} : tensor<64x96xf32>)
+// CHECK:   arith.extf
+// CHECK: linalg.generic {{.+}} ins(%{{.+}} : tensor<8x64xbf16>) outs(%{{.+}} : tensor<8x64xf32>)
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x64xf32>, tensor<64x32xf32>)
+func.func @bf16_weights(%x: tensor<?x64xbf16>, %w: tensor<96x64xbf16>) -> tensor<?x96xbf16> {
+  %y = tfm.linear %x, %w : (tensor<?x64xbf16>, tensor<96x64xbf16>) -> tensor<?x96xbf16>
+  return %y : tensor<?x96xbf16>
+}
+
+// -----
+
+// Columns that no register block divides (N = 101) stay a plain contraction.
+// CHECK-LABEL: func.func @odd_columns
+// CHECK-NOT: scf.forall
+// CHECK: linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "parallel", "reduction"]
+func.func @odd_columns(%x: tensor<?x64xf32>, %w: tensor<101x64xf32>) -> tensor<?x101xf32> {
+  %y = tfm.linear %x, %w : (tensor<?x64xf32>, tensor<101x64xf32>) -> tensor<?x101xf32>
+  return %y : tensor<?x101xf32>
+}
