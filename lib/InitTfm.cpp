@@ -32,6 +32,7 @@
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Vector/Transforms/SubsetOpInterfaceImpl.h"
 #include "mlir/IR/DialectRegistry.h"
 
 void mlir::tfm::registerTfmDialects(DialectRegistry &registry) {
@@ -52,6 +53,8 @@ void mlir::tfm::registerTfmDialects(DialectRegistry &registry) {
   vector::registerBufferizableOpInterfaceExternalModels(registry);
   // scf::tileUsingSCF on linalg ops (tfm-cpu-vectorize).
   linalg::registerTilingInterfaceExternalModels(registry);
+  // Register blocks hoisted out of their K loops (tfm-cpu-vectorize).
+  vector::registerSubsetOpInterfaceExternalModels(registry);
   // Result dims of expand_shape/collapse_shape, for runtime checks and the
   // manifest's output dims.
   tensor::registerInferTypeOpInterfaceExternalModels(registry);

@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMCPUVECTORIZEPASS
@@ -228,6 +229,15 @@ struct TfmCPUVectorizePass
                                                          &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
+
+    // A register block read and written at the same place in every step of
+    // its K loop becomes a vector the loop carries: its accumulators stay in
+    // registers even where the block is a view of a larger output, which
+    // tfm-cpu-lower-vectors' hoisting of memref transfers cannot see through
+    // (projection blocks are slices of a thread's output block).
+    getOperation()->walk([&](scf::ForOp loop) {
+      hoistLoopInvariantSubsets(rewriter, loop);
+    });
   }
 
   void tileAndVectorize(IRRewriter &rewriter, linalg::LinalgOp op) {
