@@ -32,6 +32,14 @@ TfmLowerToLLVMPipelineOptions::attentionTiling() const {
   return tiling;
 }
 
+CPUCodegenOptions TfmLowerToLLVMPipelineOptions::cpuCodegen() const {
+  CPUCodegenOptions codegen;
+#define TFM_CPU_CODEGEN_OPTION(field, flag, value, description)               \
+  codegen.field = field;
+#include "tfm/Codegen/CPUCodegenOptions.def"
+  return codegen;
+}
+
 void TfmLowerToLLVMPipelineOptions::setAttentionTiling(
     const AttentionTilingOptions &tiling) {
 #define TFM_ATTENTION_TILING_OPTION(field, flag, value, description)          \
@@ -59,15 +67,11 @@ void mlir::tfm::buildTfmCPUVectorStage(
   pm.addPass(createTfmCPUDecomposeOnlineAttentionPass());
   if (!options.vectorize)
     return;
-  TfmCPUTileProjectionsPassOptions projections;
-  projections.vectorWidth = options.vectorWidth;
-  projections.registerRows = options.registerRows;
-  pm.addNestedPass<func::FuncOp>(createTfmCPUTileProjectionsPass(projections));
+  pm.addNestedPass<func::FuncOp>(
+      createTfmCPUTileProjectionsPass(options.cpuCodegen()));
   pm.addPass(createCanonicalizerPass());
-  TfmCPUVectorizePassOptions vectorize;
-  vectorize.vectorWidth = options.vectorWidth;
-  vectorize.registerRows = options.registerRows;
-  pm.addNestedPass<func::FuncOp>(createTfmCPUVectorizePass(vectorize));
+  pm.addNestedPass<func::FuncOp>(
+      createTfmCPUVectorizePass(options.cpuCodegen()));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
@@ -94,9 +98,8 @@ void mlir::tfm::buildTfmBufferizationStage(
 
 void mlir::tfm::buildTfmToLLVMDialectStage(
     OpPassManager &pm, const TfmLowerToLLVMPipelineOptions &options) {
-  TfmCPULowerVectorsPassOptions lowerVectors;
-  lowerVectors.vectorWidth = options.vectorWidth;
-  pm.addNestedPass<func::FuncOp>(createTfmCPULowerVectorsPass(lowerVectors));
+  pm.addNestedPass<func::FuncOp>(
+      createTfmCPULowerVectorsPass(options.cpuCodegen()));
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // Parallel tiles (scf.forall) run on OpenMP threads (libomp; the thread

@@ -83,14 +83,9 @@ def TfmCPUTileProjectionsPass
     projection without them is left alone. Weights of any float type are
     widened to f32 as they are packed, and row blocks of a non-f32 `a` as
     they are read.
+    Options: `vector-width` and `register-rows`, defined once for the CPU
+    passes that form vector code (`CPUCodegenOptions.def`).
   }];
-  let options = [
-    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
-           "f32 lanes of the target's vector registers (16: AVX-512, "
-           "8: AVX2)">,
-    Option<"registerRows", "register-rows", "int64_t", /*default=*/"8",
-           "Rows of a register block (MR)">,
-  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",
                            "::mlir::linalg::LinalgDialect",
@@ -126,14 +121,9 @@ def TfmCPUVectorizePass : Pass<"tfm-cpu-vectorize", "::mlir::func::FuncOp"> {
 
     Ops with dynamic bounds, or whose innermost size does not divide into
     vectors, are left alone and become scalar loops.
+    Options: `vector-width` and `register-rows`, defined once for the CPU
+    passes that form vector code (`CPUCodegenOptions.def`).
   }];
-  let options = [
-    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
-           "f32 lanes of the target's vector registers (16: AVX-512, "
-           "8: AVX2)">,
-    Option<"registerRows", "register-rows", "int64_t", /*default=*/"8",
-           "Most output rows of a contraction kept in registers">,
-  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect",
@@ -213,11 +203,9 @@ def TfmCPULowerVectorsPass
       register, in address order: LLVM may issue the pieces of one wide load
       out of order, which the hardware prefetchers stream worse (a decode
       step's 2x128 P·V block ran 12% slower).
+    Options: `vector-width` and `register-rows`, defined once for the CPU
+    passes that form vector code (`CPUCodegenOptions.def`).
   }];
-  let options = [
-    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
-           "f32 lanes of the target's vector registers">,
-  ];
   let dependentDialects = ["::mlir::affine::AffineDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",

@@ -9,6 +9,7 @@
 #ifndef TFM_PIPELINES_PIPELINES_H
 #define TFM_PIPELINES_PIPELINES_H
 
+#include "tfm/Codegen/CPUCodegenOptions.h"
 #include "tfm/Dialect/Tfm/Transforms/AttentionTilingOptions.h"
 
 #include "mlir/Pass/PassOptions.h"
@@ -35,15 +36,10 @@ struct TfmLowerToLLVMPipelineOptions
       llvm::cl::desc("Tile static linalg ops to register blocks and "
                      "vectorize them (tfm-cpu-vectorize)"),
       llvm::cl::init(true)};
-  PassOptions::Option<int64_t> vectorWidth{
-      *this, "vector-width",
-      llvm::cl::desc("f32 lanes of the target's vector registers (16: "
-                     "AVX-512, 8: AVX2)"),
-      llvm::cl::init(16)};
-  PassOptions::Option<int64_t> registerRows{
-      *this, "register-rows",
-      llvm::cl::desc("Most contraction output rows kept in registers"),
-      llvm::cl::init(8)};
+#define TFM_CPU_CODEGEN_OPTION(field, flag, value, description)               \
+  PassOptions::Option<int64_t> field{*this, flag, llvm::cl::desc(description), \
+                                     llvm::cl::init(value)};
+#include "tfm/Codegen/CPUCodegenOptions.def"
   PassOptions::Option<bool> exposeEntryPoints{
       *this, "expose-entry-points",
       llvm::cl::desc("Rewrite public functions into the memref entry-point "
@@ -53,6 +49,8 @@ struct TfmLowerToLLVMPipelineOptions
   /// The attention tiling options set here.
   AttentionTilingOptions attentionTiling() const;
   void setAttentionTiling(const AttentionTilingOptions &options);
+  /// The CPU code generation options set here.
+  CPUCodegenOptions cpuCodegen() const;
 };
 
 /// The stages of tfm-lower-to-llvm-pipeline, in order. tfm-compile runs

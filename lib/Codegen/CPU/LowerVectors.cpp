@@ -37,10 +37,12 @@ std::optional<SmallVector<int64_t>> registerPieces(VectorType type,
 }
 
 struct TfmCPULowerVectorsPass
-    : tfm::impl::TfmCPULowerVectorsPassBase<TfmCPULowerVectorsPass> {
-  using TfmCPULowerVectorsPassBase::TfmCPULowerVectorsPassBase;
+    : tfm::CPUCodegenPass<
+          tfm::impl::TfmCPULowerVectorsPassBase<TfmCPULowerVectorsPass>> {
 
   void runOnOperation() override {
+    if (!checkCodegenOptions())
+      return;
     // Contraction output blocks live in registers across their K loop.
     linalg::hoistRedundantVectorTransfers(getOperation());
 
@@ -89,3 +91,10 @@ struct TfmCPULowerVectorsPass
 };
 
 } // namespace
+
+std::unique_ptr<Pass>
+mlir::tfm::createTfmCPULowerVectorsPass(const CPUCodegenOptions &options) {
+  auto pass = std::make_unique<TfmCPULowerVectorsPass>();
+  pass->setCodegenOptions(options);
+  return pass;
+}

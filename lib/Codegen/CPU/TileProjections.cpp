@@ -235,15 +235,12 @@ void tileProjection(RewriterBase &rewriter, linalg::GenericOp op,
 }
 
 struct TfmCPUTileProjectionsPass
-    : tfm::impl::TfmCPUTileProjectionsPassBase<TfmCPUTileProjectionsPass> {
-  using TfmCPUTileProjectionsPassBase::TfmCPUTileProjectionsPassBase;
+    : CPUCodegenPass<
+          tfm::impl::TfmCPUTileProjectionsPassBase<TfmCPUTileProjectionsPass>> {
 
   void runOnOperation() override {
-    if (vectorWidth < 1 || registerRows < 1) {
-      getOperation()->emitError()
-          << "vector-width and register-rows must be positive";
-      return signalPassFailure();
-    }
+    if (!checkCodegenOptions())
+      return;
     SmallVector<linalg::GenericOp> projections;
     getOperation()->walk([&](linalg::GenericOp op) {
       if (isProjection(op))
@@ -268,3 +265,10 @@ struct TfmCPUTileProjectionsPass
 };
 
 } // namespace
+
+std::unique_ptr<Pass>
+mlir::tfm::createTfmCPUTileProjectionsPass(const CPUCodegenOptions &options) {
+  auto pass = std::make_unique<TfmCPUTileProjectionsPass>();
+  pass->setCodegenOptions(options);
+  return pass;
+}

@@ -198,15 +198,12 @@ bool hasSubByteOperand(linalg::LinalgOp op) {
 }
 
 struct TfmCPUVectorizePass
-    : tfm::impl::TfmCPUVectorizePassBase<TfmCPUVectorizePass> {
-  using TfmCPUVectorizePassBase::TfmCPUVectorizePassBase;
+    : tfm::CPUCodegenPass<
+          tfm::impl::TfmCPUVectorizePassBase<TfmCPUVectorizePass>> {
 
   void runOnOperation() override {
-    if (vectorWidth < 1 || registerRows < 1) {
-      getOperation()->emitError()
-          << "vector-width and register-rows must be positive";
-      return signalPassFailure();
-    }
+    if (!checkCodegenOptions())
+      return;
     // An op with an empty loop (a zero-size dim) computes nothing: it stays
     // a loop that never runs, as register tiles cannot divide its range.
     SmallVector<linalg::LinalgOp> ops;
@@ -278,3 +275,10 @@ struct TfmCPUVectorizePass
 };
 
 } // namespace
+
+std::unique_ptr<Pass>
+mlir::tfm::createTfmCPUVectorizePass(const CPUCodegenOptions &options) {
+  auto pass = std::make_unique<TfmCPUVectorizePass>();
+  pass->setCodegenOptions(options);
+  return pass;
+}

@@ -1,7 +1,7 @@
 // RUN: tfm-opt %s --pass-pipeline="builtin.module(func.func(tfm-cpu-vectorize))" --split-input-file | FileCheck %s
 // RUN: tfm-opt %s --pass-pipeline="builtin.module(func.func(tfm-cpu-vectorize{vector-width=8 register-rows=4}))" --split-input-file | FileCheck %s --check-prefix=AVX2
 // RUN: not tfm-opt %s --pass-pipeline="builtin.module(func.func(tfm-cpu-vectorize{vector-width=0}))" --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
-// BAD: error: vector-width and register-rows must be positive
+// BAD: error: vector-width and register-rows must be positive, got vector-width=0 register-rows=8
 
 // A matmul becomes an 8x32 register block updated by one rank-1 product per
 // step of K; the N loop is outside the M loop.

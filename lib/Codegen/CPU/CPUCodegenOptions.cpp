@@ -1,0 +1,12 @@
+//===- CPUCodegenOptions.cpp - the CPU code generation options -------------===//
+
+#include "tfm/Codegen/CPUCodegenOptions.h"
+
+std::string mlir::tfm::CPUCodegenOptions::validate() const {
+  if (vectorWidth < 1 || registerRows < 1)
+    return "vector-width and register-rows must be positive, got "
+           "vector-width=" +
+           std::to_string(vectorWidth) +
+           " register-rows=" + std::to_string(registerRows);
+  return "";
+}
