@@ -7,9 +7,10 @@ this module only runs the tool and reports the exact command that failed.
 import json
 import os
 import pathlib
-import shutil
 import subprocess
 import tempfile
+
+from . import _locate
 
 
 class CompileError(RuntimeError):
@@ -20,26 +21,14 @@ def _tfm_compile():
     """The tfm-compile to run: $TFM_COMPILE, else $TFM_BUILD_DIR/bin, else
     the one `cmake --install` put beside this package, else build/ of the
     source checkout this package is in, else the first on PATH."""
-    if os.environ.get("TFM_COMPILE"):
-        return pathlib.Path(os.environ["TFM_COMPILE"])
-    if os.environ.get("TFM_BUILD_DIR"):
-        return pathlib.Path(os.environ["TFM_BUILD_DIR"]) / "bin" / "tfm-compile"
-    candidates = []
-    try:
-        from ._installed import BIN_DIR
-        candidates.append(pathlib.Path(BIN_DIR) / "tfm-compile")
-    except ImportError:  # not installed by cmake: a checkout or pip
-        pass
-    candidates.append(pathlib.Path(__file__).resolve().parents[2] / "build" / "bin" / "tfm-compile")
-    on_path = shutil.which("tfm-compile")
-    if on_path:
-        candidates.append(pathlib.Path(on_path))
-    for candidate in candidates:
-        if os.access(candidate, os.X_OK):
-            return candidate
-    raise CompileError("cannot find tfm-compile: set TFM_COMPILE to its path "
-                       "or TFM_BUILD_DIR to a build directory, or put it on "
-                       "PATH (looked at: " + ", ".join(map(str, candidates)) + ")")
+    tool, candidates = _locate.locate("TFM_COMPILE", "bin/tfm-compile", "BIN_DIR",
+                                      lambda path: os.access(path, os.X_OK),
+                                      on_path="tfm-compile")
+    if tool is None:
+        raise CompileError("cannot find tfm-compile: set TFM_COMPILE to its path "
+                           "or TFM_BUILD_DIR to a build directory, or put it on "
+                           "PATH (looked at: " + ", ".join(map(str, candidates)) + ")")
+    return tool
 
 
 def _run(command, stdin=None):

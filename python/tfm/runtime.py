@@ -12,9 +12,10 @@ layout allows, and inputs and outputs must not alias.
 import ctypes
 import json
 import os
-import pathlib
 
 import numpy as np
+
+from . import _locate
 
 NUMPY_DTYPES = {"f32": np.dtype(np.float32), "f16": np.dtype(np.float16),
                 "bf16": np.dtype(np.uint16), "i32": np.dtype(np.int32),
@@ -41,24 +42,13 @@ def _runtime_path():
     """libtfm_runtime.so: $TFM_RUNTIME_LIBRARY, else $TFM_BUILD_DIR/lib, else
     the one `cmake --install` put beside the tools, else build/ of the source
     checkout this package is in."""
-    if os.environ.get("TFM_RUNTIME_LIBRARY"):
-        return pathlib.Path(os.environ["TFM_RUNTIME_LIBRARY"])
-    if os.environ.get("TFM_BUILD_DIR"):
-        return pathlib.Path(os.environ["TFM_BUILD_DIR"]) / "lib" / "libtfm_runtime.so"
-    candidates = []
-    try:
-        from ._installed import LIB_DIR
-        candidates.append(pathlib.Path(LIB_DIR) / "libtfm_runtime.so")
-    except ImportError:  # not installed by cmake: a checkout or pip
-        pass
-    candidates.append(pathlib.Path(__file__).resolve().parents[2] / "build" / "lib"
-                      / "libtfm_runtime.so")
-    for candidate in candidates:
-        if candidate.exists():
-            return candidate
-    raise RuntimeError("cannot find libtfm_runtime.so: set TFM_RUNTIME_LIBRARY "
-                       "to its path or TFM_BUILD_DIR to a build directory "
-                       "(looked at: " + ", ".join(map(str, candidates)) + ")")
+    path, candidates = _locate.locate("TFM_RUNTIME_LIBRARY", "lib/libtfm_runtime.so",
+                                      "LIB_DIR", lambda path: path.exists())
+    if path is None:
+        raise RuntimeError("cannot find libtfm_runtime.so: set TFM_RUNTIME_LIBRARY "
+                           "to its path or TFM_BUILD_DIR to a build directory "
+                           "(looked at: " + ", ".join(map(str, candidates)) + ")")
+    return path
 
 
 _C = None

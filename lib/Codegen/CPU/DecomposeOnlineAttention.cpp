@@ -29,23 +29,6 @@ constexpr int64_t kDotLanes = 16;
 /// place; taller ones pack Kᵀ.
 constexpr int64_t kMaxKeyRowTileRows = 8;
 
-/// `tile` [R, C] as f32, transposed to [C, R] with `transpose`; an f32 tile
-/// that needs no transpose is returned as it is.
-Value toF32Tile(LinalgBuilder &lb, Value tile, bool transpose) {
-  auto type = cast<RankedTensorType>(tile.getType());
-  if (type.getElementType().isF32() && !transpose)
-    return tile;
-  SmallVector<OpFoldResult> sizes = lb.sizesOf(tile);
-  if (transpose)
-    std::swap(sizes[0], sizes[1]);
-  AffineMap read = transpose ? lb.map(2, {1, 0}) : lb.map(2, {0, 1});
-  return lb.generic({tile}, {read}, lb.empty(sizes, lb.f32()),
-                    lb.map(2, {0, 1}), {Iter::parallel, Iter::parallel},
-                    [](OpBuilder &b, Location loc, ValueRange args) {
-                      return LinalgBuilder::toF32(b, loc, args[0]);
-                    });
-}
-
 /// Whether the scores of `query` [M, D] are dot products along key rows.
 bool readsKeyRows(Value query) {
   auto type = cast<RankedTensorType>(query.getType());
@@ -72,7 +55,7 @@ Value rowDotScores(LinalgBuilder &lb, Value query, Value key) {
   SmallVector<OpFoldResult> partialSizes{
       lb.sizeOf(query, 0), lb.sizeOf(key, 0), b.getIndexAttr(kDotLanes)};
   Value partial = lb.generic(
-      {lanes(toF32Tile(lb, query, false)), lanes(key)},
+      {lanes(lb.tileF32(query, false)), lanes(key)},
       {lb.map(4, {0, 2, 3}), lb.map(4, {1, 2, 3})},
       lb.filledF32(partialSizes, 0.0), lb.map(4, {0, 1, 3}),
       {Iter::parallel, Iter::parallel, Iter::reduction, Iter::parallel},
@@ -96,7 +79,7 @@ Value packedScores(LinalgBuilder &lb, Value query, Value key) {
   SmallVector<OpFoldResult> sizes{lb.sizeOf(query, 0), lb.sizeOf(key, 0)};
   return linalg::MatmulOp::create(
              lb.builder(), lb.location(),
-             ValueRange{toF32Tile(lb, query, false), toF32Tile(lb, key, true)},
+             ValueRange{lb.tileF32(query, false), lb.tileF32(key, true)},
              ValueRange{lb.filledF32(sizes, 0.0)})
       .getResult(0);
 }
@@ -112,7 +95,7 @@ OnlineAttentionProducts cpuProducts() {
                            Value value, Value acc) {
     LinalgBuilder lb(b, loc);
     return linalg::MatmulOp::create(
-               b, loc, ValueRange{probs, toF32Tile(lb, value, false)},
+               b, loc, ValueRange{probs, lb.tileF32(value, false)},
                ValueRange{acc})
         .getResult(0);
   };

@@ -80,23 +80,6 @@ struct Blocking {
   int64_t depth;   // KC
 };
 
-/// `tile` [R, C] as f32, transposed to [C, R] with `transpose` (a copy only
-/// where one is needed).
-Value asF32(LinalgBuilder &lb, Value tile, bool transpose) {
-  auto type = cast<RankedTensorType>(tile.getType());
-  if (type.getElementType().isF32() && !transpose)
-    return tile;
-  SmallVector<OpFoldResult> sizes = lb.sizesOf(tile);
-  if (transpose)
-    std::swap(sizes[0], sizes[1]);
-  return lb.generic({tile}, {transpose ? lb.map(2, {1, 0}) : lb.map(2, {0, 1})},
-                    lb.empty(sizes, lb.f32()), lb.map(2, {0, 1}),
-                    {Iter::parallel, Iter::parallel},
-                    [](OpBuilder &b, Location loc, ValueRange args) {
-                      return LinalgBuilder::toF32(b, loc, args[0]);
-                    });
-}
-
 /// A static slice [rows, cols] of a rank-2 tensor at (row, col).
 Value slice2D(OpBuilder &b, Location loc, Value source, OpFoldResult row,
               OpFoldResult col, OpFoldResult rows, OpFoldResult cols) {
@@ -127,11 +110,10 @@ Value rowBlocks(OpBuilder &b, Location loc, Value a, Value panel, Value y,
              b, loc, begin, end, step, ValueRange{y},
              [&](OpBuilder &nb, Location nl, Value m0, ValueRange carried) {
                LinalgBuilder lb(nb, nl);
-               Value rowsOfA =
-                   asF32(lb,
-                         slice2D(nb, nl, a, m0, k0, nb.getIndexAttr(rows),
-                                 nb.getIndexAttr(depth)),
-                         /*transpose=*/false);
+               Value rowsOfA = lb.tileF32(
+                   slice2D(nb, nl, a, m0, k0, nb.getIndexAttr(rows),
+                           nb.getIndexAttr(depth)),
+                   /*transpose=*/false);
                Value block = slice2D(nb, nl, carried[0], m0, nb.getIndexAttr(0),
                                      nb.getIndexAttr(rows),
                                      nb.getIndexAttr(columns));
@@ -198,11 +180,10 @@ void tileProjection(RewriterBase &rewriter, linalg::GenericOp op,
       index(rewriter, loc, blocking.depth), ValueRange{yBlock},
       [&](OpBuilder &b, Location l, Value k0, ValueRange carried) {
         LinalgBuilder lb(b, l);
-        Value packed = asF32(
-            lb,
-            slice2D(b, l, w, n0, k0, b.getIndexAttr(blocking.block),
-                    b.getIndexAttr(blocking.depth)),
-            /*transpose=*/true);
+        Value packed =
+            lb.tileF32(slice2D(b, l, w, n0, k0, b.getIndexAttr(blocking.block),
+                               b.getIndexAttr(blocking.depth)),
+                       /*transpose=*/true);
         auto nLoop = scf::ForOp::create(
             b, l, index(b, l, 0), index(b, l, blocking.block),
             index(b, l, blocking.columns), carried,

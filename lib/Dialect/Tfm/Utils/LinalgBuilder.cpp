@@ -54,6 +54,21 @@ Value LinalgBuilder::elementwise(ValueRange inputs,
                  b.getMultiDimIdentityMap(rank), iterators, body);
 }
 
+Value LinalgBuilder::tileF32(Value tile, bool transpose) {
+  auto type = cast<RankedTensorType>(tile.getType());
+  if (type.getElementType().isF32() && !transpose)
+    return tile;
+  SmallVector<OpFoldResult> sizes = sizesOf(tile);
+  if (transpose)
+    std::swap(sizes[0], sizes[1]);
+  return generic({tile}, {transpose ? map(2, {1, 0}) : map(2, {0, 1})},
+                 empty(sizes, f32()), map(2, {0, 1}),
+                 {utils::IteratorType::parallel, utils::IteratorType::parallel},
+                 [](OpBuilder &nb, Location nl, ValueRange args) {
+                   return toF32(nb, nl, args[0]);
+                 });
+}
+
 Value LinalgBuilder::projectF32(Value x, Value w) {
   auto xType = cast<RankedTensorType>(x.getType());
   int64_t rank = xType.getRank();

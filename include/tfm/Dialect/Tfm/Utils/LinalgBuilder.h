@@ -50,6 +50,10 @@ public:
                     ArrayRef<OpFoldResult> sizes, Type elementType,
                     ScalarBody body);
 
+  /// A rank-2 `tile` [R, C] as f32, transposed to [C, R] with `transpose`
+  /// (a copy only where one is needed: an f32 tile read as it is is
+  /// returned itself). Targets pack their operand tiles with it.
+  Value tileF32(Value tile, bool transpose);
   /// y[..., n] = sum_k x[..., k] * w[n, k] in f32, for x of any rank >= 1
   /// and any float type (nn.Linear layout).
   Value projectF32(Value x, Value w);
