@@ -26,6 +26,8 @@ using namespace mlir::tfm;
 AttentionTilingOptions
 TfmLowerToLLVMPipelineOptions::attentionTiling() const {
   AttentionTilingOptions tiling;
+#define TFM_ATTENTION_LOWERING_FLAG(field, flag, description)                 \
+  tiling.field = field;
 #define TFM_ATTENTION_TILING_OPTION(field, flag, value, description)          \
   tiling.field = field;
 #include "tfm/Dialect/Tfm/Transforms/AttentionTilingOptions.def"
@@ -42,6 +44,8 @@ CPUCodegenOptions TfmLowerToLLVMPipelineOptions::cpuCodegen() const {
 
 void TfmLowerToLLVMPipelineOptions::setAttentionTiling(
     const AttentionTilingOptions &tiling) {
+#define TFM_ATTENTION_LOWERING_FLAG(field, flag, description)                 \
+  field = tiling.field;
 #define TFM_ATTENTION_TILING_OPTION(field, flag, value, description)          \
   field = tiling.field;
 #include "tfm/Dialect/Tfm/Transforms/AttentionTilingOptions.def"
@@ -52,7 +56,7 @@ void mlir::tfm::buildTfmToLinalgStage(
   // Fold masks-as-data into structure, tile attention, then lower the rest
   // to linalg on tensors.
   pm.addPass(createCanonicalizerPass());
-  if (options.tileAttention) {
+  if (!options.referenceAttention) {
     pm.addPass(createTfmDecomposePass());
     pm.addPass(createTfmTileAttentionPass(options.attentionTiling()));
   }

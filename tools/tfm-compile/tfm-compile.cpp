@@ -85,10 +85,8 @@ cl::opt<std::string> features("mattr",
                               cl::cat(category));
 cl::opt<unsigned> optLevel("O", cl::desc("Optimization level 0-3"),
                            cl::init(3), cl::Prefix, cl::cat(category));
-cl::opt<bool> referenceAttention(
-    "reference-attention",
-    cl::desc("Lower tfm.attention with the untiled reference lowering"),
-    cl::cat(category));
+#define TFM_ATTENTION_LOWERING_FLAG(field, flag, description)                 \
+  cl::opt<bool> field(flag, cl::desc(description), cl::cat(category));
 #define TFM_ATTENTION_TILING_OPTION(field, flag, value, description)          \
   cl::opt<int64_t> field(flag, cl::desc(description), cl::init(value),         \
                          cl::cat(category));
@@ -157,11 +155,12 @@ int main(int argc, char **argv) {
   targetOptions.cpu = cpu;
   targetOptions.features = features;
   targetOptions.optLevel = optLevel;
-  targetOptions.tiling.tileAttention = !referenceAttention;
+#define TFM_ATTENTION_LOWERING_FLAG(field, flag, description)                 \
+  targetOptions.attention.field = field;
 #define TFM_ATTENTION_TILING_OPTION(field, flag, value, description)          \
-  targetOptions.tiling.attention.field = field;
+  targetOptions.attention.field = field;
 #include "tfm/Dialect/Tfm/Transforms/AttentionTilingOptions.def"
-  if (std::string error = targetOptions.tiling.attention.validate();
+  if (std::string error = targetOptions.attention.validate();
       !error.empty())
     return fail("--" + error);
   auto target = createTargetBackend(targetName, targetOptions);

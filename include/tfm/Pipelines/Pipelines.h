@@ -21,12 +21,9 @@ namespace tfm {
 
 struct TfmLowerToLLVMPipelineOptions
     : public PassPipelineOptions<TfmLowerToLLVMPipelineOptions> {
-  PassOptions::Option<bool> tileAttention{
-      *this, "tile-attention",
-      llvm::cl::desc("Tile tfm.attention with online softmax "
-                     "(tfm-tile-attention); false selects the reference "
-                     "lowering, which materializes the scores"),
-      llvm::cl::init(true)};
+#define TFM_ATTENTION_LOWERING_FLAG(field, flag, description)                 \
+  PassOptions::Option<bool> field{*this, flag, llvm::cl::desc(description),    \
+                                  llvm::cl::init(false)};
 #define TFM_ATTENTION_TILING_OPTION(field, flag, value, description)          \
   PassOptions::Option<int64_t> field{*this, flag, llvm::cl::desc(description), \
                                      llvm::cl::init(value)};
@@ -46,7 +43,7 @@ struct TfmLowerToLLVMPipelineOptions
                      "ABI (tfm-expose-entry-points) before bufferization"),
       llvm::cl::init(true)};
 
-  /// The attention tiling options set here.
+  /// The attention lowering options set here.
   AttentionTilingOptions attentionTiling() const;
   void setAttentionTiling(const AttentionTilingOptions &options);
   /// The CPU code generation options set here.

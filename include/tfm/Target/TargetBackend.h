@@ -39,14 +39,6 @@ struct LoweringStage {
 /// What a target emits from the IR of its last stage.
 enum class Artifact { Library, Object, Assembly, LLVMIR };
 
-/// Target-independent: how the linalg stage of every target tiles
-/// attention (tfm-tile-attention's tile sizes and key splits), or whether it
-/// takes the untiled reference lowering.
-struct TilingOptions {
-  bool tileAttention = true;
-  AttentionTilingOptions attention;
-};
-
 /// How a target is asked for: the same fields for every target.
 struct TargetOptions {
   /// The processor ("" or "native" for the CPU target: the host).
@@ -55,7 +47,9 @@ struct TargetOptions {
   std::string features;
   /// LLVM optimization level, 0-3.
   unsigned optLevel = 3;
-  TilingOptions tiling;
+  /// Target-independent: how the linalg stage of every target lowers
+  /// attention (tiled, with which tiles, or the reference lowering).
+  AttentionTilingOptions attention;
 };
 
 class TargetBackend {

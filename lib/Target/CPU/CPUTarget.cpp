@@ -157,8 +157,7 @@ public:
   CPUTarget(std::unique_ptr<llvm::TargetMachine> machine,
             const TargetOptions &options)
       : machine(std::move(machine)), optLevel(options.optLevel) {
-    pipeline.tileAttention = options.tiling.tileAttention;
-    pipeline.setAttentionTiling(options.tiling.attention);
+    pipeline.setAttentionTiling(options.attention);
     configureForTarget(pipeline, *this->machine);
     auto stage = [&](llvm::StringRef name,
                      void (*build)(OpPassManager &,

@@ -1,6 +1,7 @@
 //===- AttentionTilingOptions.h - how attention is tiled --------*- C++ -*-===//
 //
-// Target-independent: the tile sizes and key splits of tfm-tile-attention.
+// Target-independent: whether attention is tiled, and the tile sizes and key
+// splits of tfm-tile-attention.
 // The fields come from AttentionTilingOptions.def, as do the pass options,
 // the pipeline options and tfm-compile's flags.
 //
@@ -15,6 +16,7 @@
 namespace mlir::tfm {
 
 struct AttentionTilingOptions {
+#define TFM_ATTENTION_LOWERING_FLAG(field, flag, description) bool field = false;
 #define TFM_ATTENTION_TILING_OPTION(field, flag, value, description)          \
   int64_t field = value;
 #include "tfm/Dialect/Tfm/Transforms/AttentionTilingOptions.def"
