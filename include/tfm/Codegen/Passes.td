@@ -64,7 +64,7 @@ def TfmCPUTileProjectionsPass
     A projection `y[m, n] += a[m, k] * w[n, k]` (nn.Linear weights, static
     `N` and `K`; the rows `M`, the tokens, usually dynamic) becomes loops
     whose innermost step is a static `MR x NR` block (`MR` =
-    `register-rows`, `NR` = 2 vectors), which `tfm-cpu-vectorize` turns into
+    `register-rows`, `NR` = 2 vectors or 1), which `tfm-cpu-vectorize` turns into
     broadcast + FMA code:
 
     ```
@@ -78,6 +78,7 @@ def TfmCPUTileProjectionsPass
             y[m0, n1 : +NR] += a[m0, k0 : +KC] · wt[:, n1 : +NR]
     ```
 
+    `NR` is 2 vectors, or 1 where only one divides `N` (`d_ff` = 688).
     `NB` is the largest multiple of `NR` up to 128 that divides `N`, `KC`
     the largest multiple of a vector up to 128 that divides `K`; a
     projection without them is left alone. Weights of any float type are

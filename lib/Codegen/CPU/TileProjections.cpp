@@ -230,11 +230,14 @@ struct TfmCPUTileProjectionsPass
     IRRewriter rewriter(&getContext());
     for (linalg::GenericOp op : projections) {
       auto weights = cast<RankedTensorType>(op.getDpsInputs()[1].getType());
-      // NR fills the 2 x register-rows accumulators with MR rows.
+      // NR fills the 2 x register-rows accumulators with MR rows, or half
+      // of them where only one vector divides N.
+      int64_t columns = weights.getDimSize(0);
       Blocking blocking;
       blocking.rows = registerRows;
-      blocking.columns = 2 * vectorWidth;
-      blocking.block = blockSize(weights.getDimSize(0), blocking.columns,
+      blocking.columns = columns % (2 * vectorWidth) == 0 ? 2 * vectorWidth
+                                                          : vectorWidth;
+      blocking.block = blockSize(columns, blocking.columns,
                                  std::max(kMaxBlockColumns, blocking.columns));
       blocking.depth =
           blockSize(weights.getDimSize(1), vectorWidth, kMaxPanelDepth);

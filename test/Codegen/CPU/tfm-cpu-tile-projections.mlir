@@ -50,6 +50,17 @@ func.func @bf16_weights(%x: tensor<?x64xbf16>, %w: tensor<96x64xbf16>) -> tensor
 
 // -----
 
+// N = 48 takes one-vector (16-column) register blocks.
+// CHECK-LABEL: func.func @one_vector_columns
+// CHECK: scf.for %{{.+}} = %c0 to %c48 step %c16
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x64xf32>, tensor<64x16xf32>)
+func.func @one_vector_columns(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
+  %y = tfm.linear %x, %w : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
+  return %y : tensor<?x48xf32>
+}
+
+// -----
+
 // Columns that no register block divides (N = 101) stay a plain contraction.
 // CHECK-LABEL: func.func @odd_columns
 // CHECK-NOT: scf.forall

@@ -17,7 +17,7 @@ from tfm import reference
 rng = np.random.default_rng(11)
 suite = Suite(sys.argv[1])
 
-shapes = [(80, 96), (256, 320), (384, 512), (37, 101), (64, 101)]
+shapes = [(80, 96), (256, 320), (384, 512), (64, 688), (37, 101), (64, 101)]
 for k, n in shapes:
     w, b = rng.standard_normal((n, k)) / np.sqrt(k), rng.standard_normal(n)
     name = f"linear_{k}_to_{n}"
