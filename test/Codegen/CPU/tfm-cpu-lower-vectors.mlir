@@ -1,4 +1,6 @@
 // RUN: tfm-opt %s --pass-pipeline="builtin.module(func.func(tfm-cpu-lower-vectors))" --split-input-file | FileCheck %s
+// RUN: not tfm-opt %s --pass-pipeline="builtin.module(func.func(tfm-cpu-lower-vectors{vector-width=-8}))" --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: error: vector-width and register-rows must be positive, got vector-width=-8 register-rows=8
 
 // The output block of a rank-1-update loop is read before the loop and
 // written after it (it lives in registers), and each update is a broadcast

@@ -1,4 +1,6 @@
 // RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-tile-projections),canonicalize,cse)' | FileCheck %s
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tfm-cpu-tile-projections{register-rows=0}))' 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: error: vector-width and register-rows must be positive, got vector-width=16 register-rows=0
 
 // A projection over a run-time number of rows: threads over blocks of 128
 // output columns, Kᵀ panels of 128 steps packed once per block, 8 x 32
