@@ -120,15 +120,24 @@ void mlir::tfm::buildTfmToLLVMDialectStage(
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
-  // bf16 conversions become integer code: no compiler-rt dependency.
+  // Math first: libm calls for what LLVM has no intrinsic for (erf, tanh)
+  // unroll vectors into vector.extract/insert, which vector-to-llvm lowers,
+  // and widen bf16 to f32 around the call.
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  // bf16 arithmetic (a residual add in a bf16 model) in f32, rounded back
+  // to bf16; those conversions, the libm calls' and every other become
+  // integer code. LLVM would otherwise call compiler-rt's __truncsfbf2,
+  // which nothing links, on CPUs without AVX-512 BF16.
+  arith::ArithEmulateUnsupportedFloatsOptions emulate;
+  emulate.sourceTypeStrs = {"bf16"};
+  pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;
   pm.addPass(arith::createArithExpandOpsPass(expand));
   ConvertVectorToLLVMPassOptions vectorToLLVM;
   vectorToLLVM.reassociateFPReductions = true; // tree-shaped row sums
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
