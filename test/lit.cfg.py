@@ -1,6 +1,8 @@
 # lit configuration for the tfm test suite.
 
+import ctypes
 import os
+import shutil
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -44,3 +46,35 @@ config.environment["TFM_BUILD_DIR"] = config.tfm_obj_root
 # first), so the tests that load the plugin are unsupported there.
 if config.tfm_sanitize:
     config.available_features.add("asan")
+
+# The CUDA target: its PTX is checked with ptxas where the CUDA toolkit has
+# one, its libraries are run where an NVIDIA driver and GPU are, and the
+# toolkit's stub libcuda (a driver that has no GPU) shows the error paths.
+cuda_bins = [os.path.join(os.environ.get("CUDA_HOME", "/nonexistent"), "bin"),
+             "/usr/local/cuda/bin"]
+ptxas = shutil.which("ptxas", path=os.pathsep.join(
+    cuda_bins + [os.environ.get("PATH", "")]))
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+for stub in ["lib64/stubs", "lib/stubs", "targets/x86_64-linux/lib/stubs"]:
+    stub_dir = os.path.join(os.path.dirname(cuda_bins[1]), stub)
+    if os.path.exists(os.path.join(stub_dir, "libcuda.so")):
+        config.available_features.add("cuda-stub")
+        config.substitutions.append(("%cuda_stub", os.path.join(stub_dir, "libcuda.so")))
+        break
+
+
+def cuda_device_count():
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+        count = ctypes.c_int(0)
+        if cuda.cuInit(0) != 0 or cuda.cuDeviceGetCount(ctypes.byref(count)) != 0:
+            return 0
+        return count.value
+    except OSError:
+        return 0
+
+
+if cuda_device_count() > 0:
+    config.available_features.add("cuda-device")

@@ -9,8 +9,9 @@
 |*                                                                            *|
 |* libtfm_runtime.so depends on nothing but the C and C++ runtimes: it runs   *|
 |* where neither LLVM nor MLIR is installed. It drives libraries whose        *|
-|* manifest names the device "cpu"; a library for another device is refused   *|
-|* with TFM_ERROR_DEVICE (a runtime for that device sits beside this one).    *|
+|* manifest names the device "cpu" or "cuda"; a cuda library's arrays are     *|
+|* copied to and from device memory around each call, through the NVIDIA      *|
+|* driver found at run time (libcuda.so.1; no CUDA toolkit needed).           *|
 |*                                                                            *|
 |* Every function that can fail returns a tfm_status; on failure,             *|
 |* tfmLastError() describes it (per thread, until the next failure).         *|
@@ -47,7 +48,8 @@ typedef enum {
   /* The entry point refused its inputs (a runtime check failed, e.g. a
      token id out of range): it computed nothing. */
   TFM_ERROR_CHECK = 5,
-  /* The library runs on a device this runtime does not drive. */
+  /* The library runs on a device this runtime does not drive, or the call
+     failed there: no driver or GPU, out of device memory, a kernel fault. */
   TFM_ERROR_DEVICE = 6,
 } tfm_status;
 
@@ -65,7 +67,7 @@ TFM_C_API tfm_status tfmLibraryOpen(const char *path, TfmLibrary **library);
 TFM_C_API void tfmLibraryClose(TfmLibrary *library);
 /* The manifest as the library embeds it (JSON, tfm/Runtime/Manifest.h). */
 TFM_C_API const char *tfmLibraryManifest(const TfmLibrary *library);
-/* Where the library's kernels run ("cpu"). */
+/* Where the library's kernels run ("cpu" or "cuda"). */
 TFM_C_API const char *tfmLibraryDevice(const TfmLibrary *library);
 /* The number of entry points and the name of entry point `index`. */
 TFM_C_API int tfmLibraryEntryCount(const TfmLibrary *library);

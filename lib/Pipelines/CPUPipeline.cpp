@@ -51,19 +51,24 @@ void TfmLowerToLLVMPipelineOptions::setAttentionTiling(
 #include "tfm/Dialect/Tfm/Transforms/AttentionTilingOptions.def"
 }
 
-void mlir::tfm::buildTfmToLinalgStage(
-    OpPassManager &pm, const TfmLowerToLLVMPipelineOptions &options) {
+void mlir::tfm::buildTfmToLinalgStage(OpPassManager &pm,
+                                      const AttentionTilingOptions &tiling) {
   // Fold masks-as-data into structure, tile attention, then lower the rest
   // to linalg on tensors.
   pm.addPass(createCanonicalizerPass());
-  if (!options.referenceAttention) {
+  if (!tiling.referenceAttention) {
     pm.addPass(createTfmDecomposePass());
-    pm.addPass(createTfmTileAttentionPass(options.attentionTiling()));
+    pm.addPass(createTfmTileAttentionPass(tiling));
   }
   pm.addPass(createConvertTfmToLinalgPass());
   pm.addPass(createConvertElementwiseToLinalgPass()); // residual arith.addf
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+}
+
+void mlir::tfm::buildTfmToLinalgStage(
+    OpPassManager &pm, const TfmLowerToLLVMPipelineOptions &options) {
+  buildTfmToLinalgStage(pm, options.attentionTiling());
 }
 
 void mlir::tfm::buildTfmCPUVectorStage(
@@ -80,11 +85,11 @@ void mlir::tfm::buildTfmCPUVectorStage(
   pm.addPass(createCSEPass());
 }
 
-void mlir::tfm::buildTfmBufferizationStage(
-    OpPassManager &pm, const TfmLowerToLLVMPipelineOptions &options) {
-  // Caller-owned inputs and outputs, everything else on the heap and freed
-  // by the deallocation pipeline.
-  if (options.exposeEntryPoints) {
+void mlir::tfm::addEntryPointAndBufferizePasses(OpPassManager &pm,
+                                                bool exposeEntryPoints) {
+  // Caller-owned inputs and outputs, everything else allocated by the
+  // function and freed by the deallocation pipeline.
+  if (exposeEntryPoints) {
     pm.addPass(createTfmExposeEntryPointsPass());
     pm.addPass(createTfmInsertRuntimeChecksPass());
     pm.addPass(createCanonicalizerPass());
@@ -95,6 +100,11 @@ void mlir::tfm::buildTfmBufferizationStage(
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+}
+
+void mlir::tfm::buildTfmBufferizationStage(
+    OpPassManager &pm, const TfmLowerToLLVMPipelineOptions &options) {
+  addEntryPointAndBufferizePasses(pm, options.exposeEntryPoints);
   // Tile scratch buffers: allocated once per tile, on its thread's stack.
   pm.addNestedPass<func::FuncOp>(createTfmCPUPromoteTileBuffersPass());
   bufferization::buildBufferDeallocationPipeline(pm);
@@ -162,4 +172,9 @@ void mlir::tfm::registerTfmPipelines() {
       "tfm-lower-to-llvm-pipeline",
       "Lower tfm ops to the LLVM dialect through the reference lowering",
       buildTfmLowerToLLVMPipeline);
+  PassPipelineRegistration<TfmLowerToNVVMPipelineOptions>(
+      "tfm-lower-to-nvvm-pipeline",
+      "Lower tfm ops to host code in the LLVM dialect that launches NVVM "
+      "kernels (PTX), through the reference lowering",
+      buildTfmLowerToNVVMPipeline);
 }

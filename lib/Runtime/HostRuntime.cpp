@@ -1,13 +1,16 @@
-//===- HostRuntime.cpp - the runtime's C API for cpu libraries -------------===//
+//===- HostRuntime.cpp - the runtime's C API ------------------------------===//
 //
 // tfm-c/Runtime.h over dlopen and the libraries' packed entry points
 // (`int32_t tfm_entry_<name>(void **descriptors)`, tfm/Runtime/Manifest.h).
-// No LLVM here: libtfm_runtime.so runs where it is not installed.
+// A cuda library's arrays are copied to device memory around each call
+// (CUDA/DeviceCopies.h). No LLVM here: libtfm_runtime.so runs where it is
+// not installed.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tfm-c/Runtime.h"
 
+#include "CUDA/DeviceCopies.h"
 #include "tfm/Runtime/Manifest.h"
 
 #include <cstdint>
@@ -76,6 +79,9 @@ struct TfmLibrary {
   std::string path;
   std::string manifestText;
   Manifest manifest;
+  /// A cuda library's `const char *tfm_device_error(void)`: why the last
+  /// call on this thread failed on the device.
+  const char *(*deviceError)() = nullptr;
 };
 
 struct TfmCall {
@@ -185,15 +191,20 @@ tfm_status tfmLibraryOpen(const char *path, TfmLibrary **library) {
     dlclose(handle);
     return fail(TFM_ERROR, "'" + std::string(path) + "': " + error);
   }
-  if (manifest->device != "cpu") {
+  const char *(*deviceError)() = nullptr;
+  if (manifest->device == "cuda")
+    deviceError = reinterpret_cast<const char *(*)()>(
+        dlsym(handle, "tfm_device_error"));
+  if (manifest->device != "cpu" && !deviceError) {
     dlclose(handle);
     return fail(TFM_ERROR_DEVICE,
                 "'" + std::string(path) + "' runs on device '" +
                     manifest->device +
-                    "', which this runtime does not drive (it runs cpu "
-                    "libraries)");
+                    "', which this runtime does not drive (it runs cpu and "
+                    "cuda libraries)");
   }
-  *library = new TfmLibrary{handle, path, text, std::move(*manifest)};
+  *library = new TfmLibrary{handle, path, text, std::move(*manifest),
+                            deviceError};
   return TFM_OK;
 }
 
@@ -394,14 +405,42 @@ tfm_status tfmCallInvoke(TfmCall *call, int32_t *checkIndex) {
                         *ranges[other].name +
                         "': inputs and outputs must not alias");
 
+  // A cuda library computes on copies in device memory.
+  bool onDevice = call->library->deviceError != nullptr;
+  tfm::cuda::DeviceCopies copies;
+  std::vector<void *> addresses;
+  for (int output = 0; output < 2; ++output) {
+    for (size_t i = 0; i < call->specs(output).size(); ++i) {
+      const Binding &binding = call->bindings(output)[i];
+      if (!onDevice) {
+        addresses.push_back(binding.data);
+        continue;
+      }
+      uint64_t bytes;
+      byteSize(binding.shape, call->specs(output)[i].dtype, bytes);
+      std::string error;
+      void *device = copies.upload(output ? nullptr : binding.data, bytes,
+                                   error);
+      if (!device)
+        return fail(TFM_ERROR_DEVICE, error);
+      addresses.push_back(device);
+    }
+  }
+  if (onDevice) {
+    std::string error;
+    if (!copies.finishUploads(error))
+      return fail(TFM_ERROR_DEVICE, error);
+  }
+
   // One memref descriptor {allocated, aligned, offset, sizes, strides} per
   // input then output, passed as an array of pointers.
   std::vector<std::vector<int64_t>> descriptors;
+  size_t next = 0;
   for (int output = 0; output < 2; ++output) {
     for (const Binding &binding : call->bindings(output)) {
       int64_t rank = binding.shape.size();
       std::vector<int64_t> words(3 + 2 * rank);
-      words[0] = words[1] = reinterpret_cast<int64_t>(binding.data);
+      words[0] = words[1] = reinterpret_cast<int64_t>(addresses[next++]);
       int64_t stride = 1;
       for (int64_t d = rank - 1; d >= 0; --d) {
         words[3 + d] = binding.shape[d];
@@ -415,6 +454,20 @@ tfm_status tfmCallInvoke(TfmCall *call, int32_t *checkIndex) {
   for (std::vector<int64_t> &words : descriptors)
     pointers.push_back(words.data());
   int32_t status = call->function(pointers.data());
+  if (status < 0 && onDevice)
+    return fail(TFM_ERROR_DEVICE, "'" + entry.name + "' failed on the " +
+                                      "GPU: " + call->library->deviceError());
+  if (status == 0 && onDevice) {
+    for (size_t i = 0; i < call->outputs.size(); ++i) {
+      const Binding &binding = call->outputs[i];
+      uint64_t bytes;
+      byteSize(binding.shape, entry.outputs[i].dtype, bytes);
+      std::string error;
+      if (!copies.download(binding.data, addresses[entry.inputs.size() + i],
+                           bytes, error))
+        return fail(TFM_ERROR_DEVICE, error);
+    }
+  }
   if (status == 0)
     return TFM_OK;
   if (checkIndex)

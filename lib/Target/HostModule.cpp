@@ -1,4 +1,4 @@
-//===- HostModule.cpp - the LLVM module every target's library exports -----===//
+//===- HostModule.cpp - the LLVM module every target's library exports ----===//
 
 #include "tfm/Target/HostModule.h"
 
@@ -6,22 +6,142 @@
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
 
 using namespace mlir;
 using namespace mlir::tfm;
+
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+mlir::tfm::createHostTargetMachine(StringRef cpu, StringRef features,
+                                   unsigned optLevel) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::Triple triple(llvm::sys::getProcessTriple());
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return llvm::createStringError("no target for " + triple.str() + ": " +
+                                   error);
+  std::string cpuName =
+      cpu.empty() || cpu == "native" ? llvm::sys::getHostCPUName().str()
+                                     : cpu.str();
+  // Reject names the target does not know instead of silently falling back
+  // to a generic CPU.
+  std::unique_ptr<const llvm::MCSubtargetInfo> probe(
+      target->createMCSubtargetInfo(triple, "", ""));
+  if (!probe || !probe->isCPUStringValid(cpuName))
+    return llvm::createStringError("unknown --mcpu '" + cpuName +
+                                   "' for " + triple.str());
+  // Likewise for features: LLVM would only warn and ignore a misspelling.
+  for (StringRef feature : llvm::split(features, ',')) {
+    feature = feature.trim();
+    if (feature.empty())
+      continue;
+    StringRef name = feature.drop_while([](char c) {
+      return c == '+' || c == '-';
+    });
+    bool exists = llvm::any_of(
+        probe->getAllProcessorFeatures(),
+        [&](const llvm::SubtargetFeatureKV &kv) { return name == kv.Key; });
+    if (!exists || name.size() + 1 != feature.size())
+      return llvm::createStringError(
+          "unknown --mattr feature '" + feature.str() +
+          "' (expected +name or -name, e.g. -avx512f)");
+  }
+  std::string featureString = features.str();
+  if (cpu.empty() || cpu == "native") {
+    // The host's exact feature set, plus what was asked for.
+    llvm::SubtargetFeatures host;
+    for (auto &[feature, enabled] : llvm::sys::getHostCPUFeatures())
+      host.AddFeature(feature, enabled);
+    featureString =
+        host.getString() + (features.empty() ? "" : "," + features.str());
+  }
+  llvm::CodeGenOptLevel level =
+      optLevel == 0   ? llvm::CodeGenOptLevel::None
+      : optLevel == 1 ? llvm::CodeGenOptLevel::Less
+      : optLevel == 2 ? llvm::CodeGenOptLevel::Default
+                      : llvm::CodeGenOptLevel::Aggressive;
+  // A multiply and the add that consumes it may become one FMA (one
+  // rounding, as clang's -ffp-contract=fast): the lane-wise dot products of
+  // decode are vectorized to separate multiplies and adds.
+  llvm::TargetOptions targetOptions;
+  targetOptions.AllowFPOpFusion = llvm::FPOpFusion::Fast;
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, cpuName, featureString, targetOptions,
+      llvm::Reloc::PIC_, std::nullopt, level));
+  if (!machine)
+    return llvm::createStringError("cannot create a target machine for " +
+                                   cpuName);
+  return machine;
+}
+
+/// Writes assembly or an object file for `module`.
+static llvm::Error emitMachineCode(llvm::Module &module,
+                                   llvm::TargetMachine &target,
+                                   llvm::CodeGenFileType type,
+                                   llvm::raw_pwrite_stream &out) {
+  llvm::legacy::PassManager codegen;
+  if (target.addPassesToEmitFile(codegen, out, nullptr, type))
+    return llvm::createStringError("the target cannot emit this file type");
+  codegen.run(module);
+  return llvm::Error::success();
+}
+
+/// Links `objectPath` into the shared library `outputPath` with clang and
+/// lld; on failure the error carries the exact command line.
+static llvm::Error linkSharedLibrary(StringRef objectPath,
+                                     StringRef outputPath) {
+  const char *clang = "/usr/lib/llvm-22/bin/clang";
+  // libomp runs the parallel tiles; the rpath finds it without setup.
+  SmallVector<StringRef> command{clang,
+                                 "-shared",
+                                 "-fuse-ld=lld",
+                                 objectPath,
+                                 "-o",
+                                 outputPath,
+                                 "-L/usr/lib/llvm-22/lib",
+                                 "-Wl,-rpath,/usr/lib/llvm-22/lib",
+                                 "-lomp",
+                                 "-lm"};
+  std::string message;
+  int status = llvm::sys::ExecuteAndWait(clang, command, std::nullopt, {}, 0,
+                                         0, &message);
+  if (status == 0)
+    return llvm::Error::success();
+  std::string line;
+  for (StringRef word : command)
+    line += (line.empty() ? "" : " ") + word.str();
+  return llvm::createStringError(
+      "linking failed (exit " + std::to_string(status) + ")" +
+      (message.empty() ? "" : ": " + message) + "\n  command: " + line);
+}
+
 
 /// int32_t tfm_entry_<name>(void **descriptors) {
 ///   return _mlir_ciface_<name>(descriptors[0], ..., descriptors[n - 1]);
 /// }
 /// One signature for every entry point, whatever its argument count.
 static llvm::Error addPackedEntryPoint(llvm::Module &module,
-                                       const EntryPoint &entry) {
+                                       const EntryPoint &entry,
+                                       StringRef deviceStatus) {
   llvm::Function *target = module.getFunction("_mlir_ciface_" + entry.name);
   if (!target)
     return llvm::createStringError("entry point '" + entry.name +
@@ -38,10 +158,20 @@ static llvm::Error addPackedEntryPoint(llvm::Module &module,
     arguments.push_back(builder.CreateLoad(
         pointer, builder.CreateConstGEP1_64(pointer, wrapper->getArg(0), i)));
   llvm::Value *status = builder.CreateCall(target, arguments);
-  if (target->getReturnType()->isVoidTy())
+  if (target->getReturnType()->isVoidTy()) {
     builder.CreateRetVoid();
-  else
-    builder.CreateRet(status);
+    return llvm::Error::success();
+  }
+  if (!deviceStatus.empty()) {
+    // The device's verdict on the call, if it failed there.
+    llvm::FunctionCallee statusFunction = module.getOrInsertFunction(
+        deviceStatus, llvm::FunctionType::get(builder.getInt32Ty(), false));
+    llvm::Value *device = builder.CreateCall(statusFunction);
+    llvm::Value *deviceFailed =
+        builder.CreateICmpNE(device, builder.getInt32(0));
+    status = builder.CreateSelect(deviceFailed, device, status);
+  }
+  builder.CreateRet(status);
   return llvm::Error::success();
 }
 
@@ -60,7 +190,8 @@ static void stripABIAttributes(ModuleOp module) {
 llvm::Expected<std::unique_ptr<llvm::Module>>
 mlir::tfm::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
                              llvm::TargetMachine &target, unsigned optLevel,
-                             const Manifest &manifest) {
+                             const Manifest &manifest,
+                             StringRef deviceStatus) {
   stripABIAttributes(module);
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, context, "tfm");
@@ -75,11 +206,108 @@ mlir::tfm::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
                            llvm::GlobalValue::ExternalLinkage, text,
                            "tfm_manifest");
   for (const EntryPoint &entry : manifest.entryPoints)
-    if (llvm::Error error = addPackedEntryPoint(*llvmModule, entry))
+    if (llvm::Error error =
+            addPackedEntryPoint(*llvmModule, entry, deviceStatus))
       return std::move(error);
 
   auto optimize = makeOptimizingTransformer(optLevel, /*sizeLevel=*/0, &target);
   if (llvm::Error error = optimize(llvmModule.get()))
     return std::move(error);
   return llvmModule;
+}
+
+llvm::Expected<std::unique_ptr<llvm::ToolOutputFile>>
+mlir::tfm::openOutput(llvm::StringRef outputPath) {
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> file =
+      openOutputFile(outputPath, &error);
+  if (!file)
+    return llvm::createStringError(error);
+  return file;
+}
+
+/// Writes assembly or an object file for `module`.
+static llvm::Error emitMachineCode(llvm::Module &module,
+                                   llvm::TargetMachine &target,
+                                   llvm::CodeGenFileType type,
+                                   StringRef outputPath) {
+  auto file = openOutput(outputPath);
+  if (!file)
+    return file.takeError();
+  llvm::legacy::PassManager codegen;
+  if (target.addPassesToEmitFile(codegen, (*file)->os(), nullptr, type))
+    return llvm::createStringError("the target cannot emit this file type");
+  codegen.run(module);
+  (*file)->keep();
+  return llvm::Error::success();
+}
+
+/// Links `objectPath` into the shared library `outputPath` with clang and
+/// lld; on failure the error carries the exact command line.
+static llvm::Error linkSharedLibrary(StringRef objectPath,
+                                     StringRef outputPath,
+                                     const HostLinkOptions &link) {
+  const char *clang = "/usr/lib/llvm-22/bin/clang";
+  SmallVector<StringRef> command{clang,      "-shared",  "-fuse-ld=lld",
+                                 objectPath, "-o",       outputPath};
+  for (const std::string &library : link.libraries)
+    command.push_back(library);
+  std::string message;
+  int status = llvm::sys::ExecuteAndWait(clang, command, std::nullopt, {}, 0,
+                                         0, &message);
+  if (status == 0)
+    return llvm::Error::success();
+  std::string line;
+  for (StringRef word : command)
+    line += (line.empty() ? "" : " ") + word.str();
+  return llvm::createStringError(
+      "linking failed (exit " + std::to_string(status) + ")" +
+      (message.empty() ? "" : ": " + message) + "\n  command: " + line);
+}
+
+llvm::Error mlir::tfm::emitHostArtifact(ModuleOp module,
+                                        const Manifest &manifest,
+                                        llvm::TargetMachine &target,
+                                        unsigned optLevel, Artifact artifact,
+                                        llvm::StringRef outputPath,
+                                        const HostLinkOptions &link) {
+  if (artifact == Artifact::Library && outputPath == "-")
+    return llvm::createStringError(
+        "a shared library cannot be written to stdout; use -o");
+  llvm::LLVMContext context;
+  auto llvmModule = translateToLLVMIR(module, context, target, optLevel,
+                                      manifest, link.deviceStatus);
+  if (!llvmModule)
+    return llvmModule.takeError();
+  switch (artifact) {
+  case Artifact::LLVMIR: {
+    auto file = openOutput(outputPath);
+    if (!file)
+      return file.takeError();
+    (*llvmModule)->print((*file)->os(), nullptr);
+    (*file)->keep();
+    return llvm::Error::success();
+  }
+  case Artifact::Assembly:
+    return emitMachineCode(**llvmModule, target,
+                           llvm::CodeGenFileType::AssemblyFile, outputPath);
+  case Artifact::Object:
+    return emitMachineCode(**llvmModule, target,
+                           llvm::CodeGenFileType::ObjectFile, outputPath);
+  case Artifact::Library:
+    break;
+  case Artifact::PTX:
+    return llvm::createStringError("PTX is not host code");
+  }
+  // A shared library: an object in a temporary file, then clang + lld.
+  llvm::SmallString<128> objectPath;
+  if (auto code = llvm::sys::fs::createTemporaryFile("tfm", "o", objectPath))
+    return llvm::createStringError("cannot create a temporary object file: " +
+                                   code.message());
+  llvm::FileRemover removeObject(objectPath);
+  if (auto error = emitMachineCode(**llvmModule, target,
+                                   llvm::CodeGenFileType::ObjectFile,
+                                   objectPath))
+    return error;
+  return linkSharedLibrary(objectPath, outputPath, link);
 }

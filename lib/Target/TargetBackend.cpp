@@ -3,6 +3,7 @@
 #include "tfm/Target/TargetBackend.h"
 
 #include "tfm/Target/CPU/CPUTarget.h"
+#include "tfm/Target/CUDA/CUDATarget.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -12,7 +13,7 @@ using namespace mlir::tfm;
 TargetBackend::~TargetBackend() = default;
 
 llvm::ArrayRef<llvm::StringRef> mlir::tfm::targetNames() {
-  static const llvm::StringRef names[] = {"cpu"};
+  static const llvm::StringRef names[] = {"cpu", "cuda"};
   return names;
 }
 
@@ -21,6 +22,8 @@ mlir::tfm::createTargetBackend(llvm::StringRef name,
                                const TargetOptions &options) {
   if (name == "cpu")
     return createCPUTarget(options);
+  if (name == "cuda")
+    return createCUDATarget(options);
   return llvm::createStringError("unknown target '" + name + "' (expected " +
                                  llvm::join(targetNames(), ", ") + ")");
 }

@@ -2,11 +2,19 @@
 inputs and compares with the float64 reference.
 
 A test script adds cases to a `Suite`; `Suite.run()` compiles every case's
-function into one shared library (tfm-lower-to-llvm-pipeline), calls each,
-prints one line per case with its error, and exits non-zero if any case
-exceeds its tolerance. Error is max-norm relative: max|out - ref| / max|ref|.
+function into one shared library (tfm-compile with the script's flags),
+calls each, prints one line per case with its error, and exits non-zero if
+any case exceeds its tolerance. Error is max-norm relative:
+max|out - ref| / max|ref|.
+
+TFM_HARNESS=prepare stops after compiling and saves the cases' inputs and
+references beside the library; TFM_HARNESS=check runs such a prepared work
+directory without compiling, on a machine that has no compiler
+(scripts/gpu-tests.sh: built here, run on a GPU machine).
 """
 
+import json
+import os
 import pathlib
 import sys
 
@@ -98,12 +106,26 @@ class Suite:
         self.add(name, function, inputs, expected, element, tolerance=tolerance)
 
     def run(self):
-        source = "\n".join(case[2] for case in self.cases)
-        library = runtime.Library(
-            compiler.compile_mlir(source, self.workdir / "suite.so", flags=self.flags))
+        mode = os.environ.get("TFM_HARNESS", "run")
+        if mode not in ("run", "prepare", "check"):
+            sys.exit(f"TFM_HARNESS must be run, prepare or check, not {mode}")
+        library_path = self.workdir / "suite.so"
+        if mode == "check":
+            cases = self._load()
+        else:
+            cases = [(name, entry, [to_device(a, e) for a, e in inputs],
+                      expected, element, tolerance)
+                     for name, entry, _, inputs, expected, element, tolerance
+                     in self.cases]
+            source = "\n".join(case[2] for case in self.cases)
+            compiler.compile_mlir(source, library_path, flags=self.flags)
+        if mode == "prepare":
+            self._save(cases)
+            print(f"prepared {len(cases)} cases in {self.workdir}")
+            return
+        library = runtime.Library(library_path)
         failures = 0
-        for name, entry, _, inputs, expected, element, tolerance in self.cases:
-            arguments = [to_device(a, e) for a, e in inputs]
+        for name, entry, arguments, expected, element, tolerance in cases:
             output = to_device(np.zeros(expected.shape), element)
             status = library.call(entry, arguments, [output])
             assert status == 0, f"{name}: runtime check {status} failed"
@@ -114,6 +136,26 @@ class Suite:
             failures += not ok
             print(f"{'PASS' if ok else 'FAIL'} {name}: error {error:.2e} "
                   f"(tolerance {tolerance:.0e})")
-        print(f"{len(self.cases) - failures} of {len(self.cases)} cases passed "
+        print(f"{len(cases) - failures} of {len(cases)} cases passed "
               f"(tfm-compile {' '.join(self.flags) or 'defaults'})")
         sys.exit(1 if failures else 0)
+
+    def _save(self, cases):
+        arrays, index = {}, []
+        for i, (name, entry, arguments, expected, element, tolerance) in \
+                enumerate(cases):
+            for j, argument in enumerate(arguments):
+                arrays[f"{i}_argument{j}"] = argument
+            arrays[f"{i}_expected"] = expected
+            index.append({"name": name, "entry": entry, "element": element,
+                          "tolerance": tolerance, "arguments": len(arguments)})
+        np.savez(self.workdir / "cases.npz", **arrays)
+        (self.workdir / "cases.json").write_text(json.dumps(index))
+
+    def _load(self):
+        arrays = np.load(self.workdir / "cases.npz")
+        return [(case["name"], case["entry"],
+                 [arrays[f"{i}_argument{j}"] for j in range(case["arguments"])],
+                 arrays[f"{i}_expected"], case["element"], case["tolerance"])
+                for i, case in enumerate(
+                    json.loads((self.workdir / "cases.json").read_text()))]

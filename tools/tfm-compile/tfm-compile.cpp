@@ -1,8 +1,8 @@
 //===- tfm-compile.cpp - compile tfm IR or a model description -------------===//
 //
-// tfm-compile INPUT [-o OUTPUT] [--target=cpu] [--emit=KIND] [--stage=STAGE]
-//             [--dump-after=STAGE,...] [--mcpu=CPU] [--mattr=FEATURES] [-O N]
-//             [--header=PATH]
+// tfm-compile INPUT [-o OUTPUT] [--target=cpu|cuda] [--emit=KIND]
+//             [--stage=STAGE] [--dump-after=STAGE,...] [--mcpu=CPU]
+//             [--mattr=FEATURES] [--gpu-arch=SM] [-O N] [--header=PATH]
 //
 // INPUT is tfm MLIR (.mlir, or - for stdin), a model description (.json) or
 // a Hugging Face model directory (its config.json).
@@ -22,9 +22,6 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
-#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -40,7 +37,7 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class Emit { Library, Object, Assembly, LLVMIR, MLIR, Header };
+enum class Emit { Library, Object, Assembly, LLVMIR, PTX, MLIR, Header };
 
 cl::OptionCategory category("tfm-compile options");
 
@@ -62,18 +59,21 @@ cl::opt<Emit> emit(
                clEnumValN(Emit::Object, "obj", "object file"),
                clEnumValN(Emit::Assembly, "asm", "assembly"),
                clEnumValN(Emit::LLVMIR, "llvm-ir", "optimized LLVM IR"),
+               clEnumValN(Emit::PTX, "ptx", "the kernels' PTX (cuda)"),
                clEnumValN(Emit::MLIR, "mlir", "MLIR after --stage"),
                clEnumValN(Emit::Header, "header",
                           "C header of the entry points")),
     cl::cat(category));
 cl::opt<std::string> targetName(
-    "target", cl::desc("What the code runs on: cpu (default)"),
+    "target",
+    cl::desc("What the code runs on: cpu (default) or cuda (NVIDIA GPUs)"),
     cl::init("cpu"), cl::cat(category));
 cl::opt<std::string> stageOption(
     "stage",
-    cl::desc("With --emit=mlir: the stage to stop after (cpu: tfm, linalg, "
-             "vector, bufferized or llvm)"),
-    cl::init("llvm"), cl::cat(category));
+    cl::desc("With --emit=mlir: the stage to stop after (default: the "
+             "last; cpu: tfm, linalg, vector, bufferized or llvm; cuda: tfm, "
+             "linalg, bufferized, kernels or nvvm)"),
+    cl::cat(category));
 cl::list<std::string> dumpAfter(
     "dump-after", cl::CommaSeparated,
     cl::desc("Print the IR after these stages (or all) to stderr"),
@@ -83,6 +83,11 @@ cl::opt<std::string> cpu("mcpu", cl::desc("Target CPU (default: the host)"),
 cl::opt<std::string> features("mattr",
                               cl::desc("Target features, e.g. -avx512f"),
                               cl::cat(category));
+cl::opt<std::string> gpuArch(
+    "gpu-arch",
+    cl::desc("With --target=cuda: the GPU architecture, sm_80 (default), "
+             "sm_86, sm_89, sm_90 or sm_90a"),
+    cl::cat(category));
 cl::opt<unsigned> optLevel("O", cl::desc("Optimization level 0-3"),
                            cl::init(3), cl::Prefix, cl::cat(category));
 #define TFM_ATTENTION_LOWERING_FLAG(field, flag, description)                 \
@@ -111,6 +116,8 @@ std::optional<Artifact> artifactOf(Emit kind) {
     return Artifact::Assembly;
   case Emit::LLVMIR:
     return Artifact::LLVMIR;
+  case Emit::PTX:
+    return Artifact::PTX;
   case Emit::MLIR:
   case Emit::Header:
     return std::nullopt;
@@ -154,6 +161,7 @@ int main(int argc, char **argv) {
   TargetOptions targetOptions;
   targetOptions.cpu = cpu;
   targetOptions.features = features;
+  targetOptions.gpuArch = gpuArch;
   targetOptions.optLevel = optLevel;
 #define TFM_ATTENTION_LOWERING_FLAG(field, flag, description)                 \
   targetOptions.attention.field = field;
@@ -171,6 +179,10 @@ int main(int argc, char **argv) {
     printStages(**target, llvm::outs());
     return 0;
   }
+  if (std::optional<Artifact> artifact = artifactOf(emit);
+      artifact && (*target)->extension(*artifact).empty())
+    return fail("target '" + (*target)->name() +
+                "' has no such output (--emit=ptx needs --target=cuda)");
   if (inputPath.empty())
     return fail("no input file (a .mlir or .json file, or - for stdin)");
 
@@ -184,6 +196,8 @@ int main(int argc, char **argv) {
   std::string stageList =
       llvm::join(llvm::ArrayRef(stages).drop_back(), ", ") + " or " +
       stages.back();
+  if (stageOption.empty())
+    stageOption = stages.back();
   if (!knownStage(stageOption))
     return fail("unknown --stage '" + stageOption + "' for target '" +
                 (*target)->name() + "' (expected " + stageList + ")");
@@ -202,9 +216,6 @@ int main(int argc, char **argv) {
 
   DialectRegistry registry;
   registerTfmDialects(registry);
-  registerBuiltinDialectTranslation(registry);
-  registerLLVMDialectTranslation(registry);
-  registerOpenMPDialectTranslation(registry);
   MLIRContext context(registry);
 
   // A directory is a Hugging Face model directory: its config.json.

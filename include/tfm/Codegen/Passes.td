@@ -213,4 +213,57 @@ def TfmCPULowerVectorsPass
                            "::mlir::vector::VectorDialect"];
 }
 
+def TfmGPUMapToKernelsPass
+    : Pass<"tfm-gpu-map-to-kernels", "::mlir::func::FuncOp"> {
+  let summary = "run a bufferized host function's loops as GPU kernels and "
+                "its buffers in device memory";
+  let description = [{
+    The GPU target's generic mapping, for every op that has no dedicated
+    GPU kernel yet: it runs on memrefs whose loops are `scf.parallel`
+    (`convert-linalg-to-parallel-loops`, `scf-forall-to-parallel`) and
+    leaves the function as host code that only launches kernels and moves
+    descriptors:
+
+    - each outermost `scf.parallel` becomes a `gpu.launch` with one thread
+      per point of its iteration space, flattened with the last dim
+      fastest (consecutive threads touch consecutive elements), in blocks
+      of `block-size` threads; parallel loops nested in it run
+      sequentially in that thread;
+    - a host-level sequential loop, or a store, runs in a one-thread
+      kernel (the index check's reduction over the token ids);
+    - a host-level load (a check's verdict) is copied to a host buffer and
+      read after the device has finished (`gpu.wait`);
+    - `memref.copy` becomes a parallel loop first, so strided views copy
+      on the device too;
+    - host `memref.alloc`/`dealloc` become `gpu.alloc`/`gpu.dealloc`; an
+      allocation inside a kernel must have a static size and becomes a
+      `memref.alloca` (thread-local scratch).
+
+    Regions of `scf.if` at host level are host code too. Anything else with
+    a region at host level is an error that names the op.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block of the generated kernels">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def TfmGPUMergeKernelModulesPass
+    : Pass<"tfm-gpu-merge-kernel-modules", "::mlir::ModuleOp"> {
+  let summary = "gather the outlined kernels into one gpu.module";
+  let description = [{
+    `gpu-kernel-outlining` puts each kernel into a `gpu.module` of its own,
+    which would become one binary, one PTX file and one module load per
+    kernel (a model has hundreds). This moves every kernel into a single
+    `gpu.module @tfm_kernels`, named after the module it came from, and
+    points the launches at it. Modules holding anything but kernels are
+    left as they are.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 #endif // TFM_CODEGEN_PASSES_TD

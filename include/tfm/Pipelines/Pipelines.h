@@ -50,6 +50,19 @@ struct TfmLowerToLLVMPipelineOptions
   CPUCodegenOptions cpuCodegen() const;
 };
 
+/// The target-independent linalg stage of every target: tfm ops ->
+/// linalg/tensor/arith/math on tensors, attention tiled (unless
+/// `tiling.referenceAttention`) into loops of tfm.online_attention steps.
+void buildTfmToLinalgStage(OpPassManager &pm,
+                           const AttentionTilingOptions &tiling);
+
+/// The start of every target's bufferized stage: the entry-point ABI and
+/// runtime checks (if `exposeEntryPoints`), then one-shot bufferization.
+/// Each target places its scratch buffers and adds the deallocation
+/// pipeline after these.
+void addEntryPointAndBufferizePasses(OpPassManager &pm,
+                                     bool exposeEntryPoints);
+
 /// The stages of tfm-lower-to-llvm-pipeline, in order. tfm-compile runs
 /// them one by one so that it can dump the IR after each.
 ///   linalg:     tfm ops -> linalg/tensor/arith/math on tensors
@@ -73,6 +86,54 @@ void buildTfmToLLVMDialectStage(OpPassManager &pm,
 /// stages above.
 void buildTfmLowerToLLVMPipeline(OpPassManager &pm,
                                  const TfmLowerToLLVMPipelineOptions &options);
+
+/// The CUDA target's pipeline: tfm ops on tensors -> host code in the LLVM
+/// dialect that launches NVVM kernels embedded as PTX (`gpu.binary`).
+struct TfmLowerToNVVMPipelineOptions
+    : public PassPipelineOptions<TfmLowerToNVVMPipelineOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("The GPU architecture (sm_80, sm_90a)"),
+      llvm::cl::init("sm_80")};
+  PassOptions::Option<std::string> features{
+      *this, "features", llvm::cl::desc("PTX features (the PTX ISA version)"),
+      llvm::cl::init("+ptx80")};
+  PassOptions::Option<unsigned> optLevel{
+      *this, "opt-level", llvm::cl::desc("Optimization level of the kernels"),
+      llvm::cl::init(3)};
+  PassOptions::Option<std::string> cudaToolkit{
+      *this, "cuda-toolkit",
+      llvm::cl::desc("The CUDA toolkit whose libdevice the kernels link "
+                     "(default: none, as MLIR finds it)"),
+      llvm::cl::init("")};
+  PassOptions::Option<int64_t> blockSize{
+      *this, "block-size",
+      llvm::cl::desc("Threads per block of the generically mapped kernels "
+                     "(tfm-gpu-map-to-kernels)"),
+      llvm::cl::init(256)};
+  PassOptions::Option<bool> exposeEntryPoints{
+      *this, "expose-entry-points",
+      llvm::cl::desc("Rewrite public functions into the memref entry-point "
+                     "ABI (tfm-expose-entry-points) before bufferization"),
+      llvm::cl::init(true)};
+};
+
+/// The stages of tfm-lower-to-nvvm-pipeline after `linalg` (whose
+/// attention is the reference lowering until the tensor-core kernels land):
+///   bufferized: entry-point ABI, one-shot bufferization, deallocation
+///   kernels:    every loop nest a GPU kernel (gpu.launch_func), buffers in
+///               device memory, launches and copies ordered on one stream
+///   nvvm:       kernels -> NVVM -> PTX in a gpu.binary; host -> LLVM
+///               dialect calling the mgpu* runtime functions
+void buildTfmCUDABufferizationStage(
+    OpPassManager &pm, const TfmLowerToNVVMPipelineOptions &options);
+void buildTfmCUDAKernelStage(OpPassManager &pm,
+                             const TfmLowerToNVVMPipelineOptions &options);
+void buildTfmToNVVMStage(OpPassManager &pm,
+                         const TfmLowerToNVVMPipelineOptions &options);
+
+/// The linalg stage (reference attention) and the three stages above.
+void buildTfmLowerToNVVMPipeline(OpPassManager &pm,
+                                 const TfmLowerToNVVMPipelineOptions &options);
 
 /// Registers every tfm pipeline with the global pipeline registry.
 void registerTfmPipelines();

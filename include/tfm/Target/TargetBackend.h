@@ -37,14 +37,19 @@ struct LoweringStage {
 };
 
 /// What a target emits from the IR of its last stage.
-enum class Artifact { Library, Object, Assembly, LLVMIR };
+/// Library, Object, Assembly and LLVMIR are the host code's (a shared
+/// library, its object file, its assembly, its optimized LLVM IR); PTX is
+/// the kernels' of a GPU target.
+enum class Artifact { Library, Object, Assembly, LLVMIR, PTX };
 
 /// How a target is asked for: the same fields for every target.
 struct TargetOptions {
-  /// The processor ("" or "native" for the CPU target: the host).
+  /// The host processor ("" or "native": the host).
   std::string cpu;
-  /// Features to add or remove, "+name,-name".
+  /// Host features to add or remove, "+name,-name".
   std::string features;
+  /// A GPU target's architecture ("sm_90a"; "": the target's default).
+  std::string gpuArch;
   /// LLVM optimization level, 0-3.
   unsigned optLevel = 3;
   /// Target-independent: how the linalg stage of every target lowers
@@ -69,7 +74,8 @@ public:
   /// last stage is the IR that `emit` takes.
   virtual const std::vector<LoweringStage> &stages() const = 0;
 
-  /// The file name extension of `artifact` (".so").
+  /// The file name extension of `artifact` (".so"); "" if the target does
+  /// not emit it.
   virtual llvm::StringRef extension(Artifact artifact) const = 0;
 
   /// Writes `artifact` for `module` (at the last stage), whose entry points

@@ -1,0 +1,91 @@
+//===- CUDAPipeline.cpp - tfm-lower-to-nvvm-pipeline ----------------------===//
+
+#include "tfm/Pipelines/Pipelines.h"
+
+#include "tfm/Codegen/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+void mlir::tfm::buildTfmCUDABufferizationStage(
+    OpPassManager &pm, const TfmLowerToNVVMPipelineOptions &options) {
+  addEntryPointAndBufferizePasses(pm, options.exposeEntryPoints);
+  bufferization::buildBufferDeallocationPipeline(pm);
+}
+
+void mlir::tfm::buildTfmCUDAKernelStage(
+    OpPassManager &pm, const TfmLowerToNVVMPipelineOptions &options) {
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addPass(createForallToParallelLoopPass());
+  pm.addPass(createCanonicalizerPass());
+  TfmGPUMapToKernelsPassOptions map;
+  map.blockSize = options.blockSize;
+  pm.addNestedPass<func::FuncOp>(createTfmGPUMapToKernelsPass(map));
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createTfmGPUMergeKernelModulesPass());
+  // One stream per call: launches, copies, allocations in order, the host
+  // waiting only where it reads a result and at the end.
+  pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void mlir::tfm::buildTfmToNVVMStage(
+    OpPassManager &pm, const TfmLowerToNVVMPipelineOptions &options) {
+  // Before expand-strided-metadata (llvm#186830).
+  pm.addPass(createTfmResolveDynamicExpandShapesPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  // Kernels for the chip, linked with the toolkit's libdevice (their math
+  // functions) named explicitly: MLIR would look for it only on PATH.
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  target.optLevel = options.optLevel;
+  if (!options.cudaToolkit.empty())
+    target.linkLibs.push_back(options.cudaToolkit +
+                              "/nvvm/libdevice/libdevice.10.bc");
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
+  pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createReconcileUnrealizedCastsPass());
+  // Host: launches, streams and device memory as mgpu* calls.
+  pm.addPass(createGpuToLLVMConversionPass());
+  // PTX text: the CUDA target assembles it with ptxas when it emits a
+  // library (lib/Target/CUDA), and --emit=ptx writes it as it is.
+  GpuModuleToBinaryPassOptions binary;
+  binary.toolkitPath = options.cudaToolkit;
+  binary.compilationTarget = "isa";
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void mlir::tfm::buildTfmLowerToNVVMPipeline(
+    OpPassManager &pm, const TfmLowerToNVVMPipelineOptions &options) {
+  AttentionTilingOptions reference;
+  reference.referenceAttention = true;
+  buildTfmToLinalgStage(pm, reference);
+  buildTfmCUDABufferizationStage(pm, options);
+  buildTfmCUDAKernelStage(pm, options);
+  buildTfmToNVVMStage(pm, options);
+}

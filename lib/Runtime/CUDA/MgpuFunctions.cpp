@@ -1,0 +1,303 @@
+//===- MgpuFunctions.cpp - what MLIR's GPU host code calls ----------------===//
+//
+// `gpu-to-llvm` lowers kernel launches, streams and device memory to calls
+// of `mgpu*` functions, and `gpu.binary` to a global constructor that loads
+// the kernel image with `mgpuModuleLoad`. Upstream implements them in a
+// runtime library that aborts on any CUDA error and that Debian does not
+// ship; these are tfm's, linked into every library compiled for
+// --target=cuda, over the driver API loaded at run time (CUDADriver.h):
+//
+// - Loading a library never touches the driver: a module is loaded on the
+//   first launch of one of its kernels.
+// - A failure never aborts. The first one in a call is kept, every later
+//   launch, copy and allocation of the call is skipped, and the entry
+//   point's wrapper (lib/Target/CUDA) returns a device-error status whose
+//   message `tfm_device_error` gives.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CUDADriver.h"
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+
+using namespace tfm::cuda;
+
+namespace {
+
+/// The first failure of the current call on this thread ("" if none).
+thread_local std::string pendingError;
+/// The failure the last call on this thread returned with.
+thread_local std::string reportedError;
+
+void fail(std::string message) {
+  if (pendingError.empty())
+    pendingError = std::move(message);
+}
+
+bool failed() { return !pendingError.empty(); }
+
+/// Calls the driver unless the call has failed already; records a failure.
+template <typename... Args>
+bool call(const char *what, CUresult (*function)(Args...), Args... args) {
+  if (failed())
+    return false;
+  if (CUresult result = function(args...)) {
+    fail(describe(what, result));
+    return false;
+  }
+  return true;
+}
+
+const Driver *currentDriver() {
+  std::string error;
+  if (!makeCurrent(error)) {
+    fail(error);
+    return nullptr;
+  }
+  std::string unused;
+  return driver(unused);
+}
+
+struct Kernel {
+  CUfunction function = nullptr;
+  std::string name;
+  int sharedBytesAllowed = 48 * 1024; // the default limit
+};
+
+/// A kernel image, loaded into the context on first use.
+struct LazyModule {
+  const void *image;
+  bool isPTX;
+  int optLevel;
+  std::mutex mutex;
+  CUmodule module = nullptr;
+  std::string error; // why loading failed, once it did
+  std::map<std::string, Kernel> kernels;
+};
+
+bool load(LazyModule &lazy, const Driver &cuda) {
+  if (lazy.module)
+    return true;
+  if (lazy.error.empty()) {
+    // PTX is compiled by the driver for this GPU; keep its error log.
+    char log[4096] = {0};
+    int options[] = {kJitErrorLogBuffer, kJitErrorLogBufferSize,
+                     kJitOptimizationLevel};
+    void *values[] = {log, reinterpret_cast<void *>(sizeof(log)),
+                      reinterpret_cast<void *>(intptr_t(lazy.optLevel))};
+    CUresult result = cuda.moduleLoadDataEx(&lazy.module, lazy.image,
+                                            lazy.isPTX ? 3 : 2, options,
+                                            values);
+    if (result != 0) {
+      lazy.module = nullptr;
+      lazy.error = "loading the library's kernels: " +
+                   describe("cuModuleLoadDataEx", result) +
+                   (log[0] ? std::string("\n") + log : "");
+    }
+  }
+  if (!lazy.module)
+    fail(lazy.error);
+  return lazy.module != nullptr;
+}
+
+} // namespace
+
+extern "C" {
+
+void *mgpuModuleLoad(void *data, size_t /*size*/) {
+  return new LazyModule{data, /*isPTX=*/false, /*optLevel=*/4};
+}
+
+void *mgpuModuleLoadJIT(void *data, int optLevel) {
+  return new LazyModule{data, /*isPTX=*/true, optLevel};
+}
+
+void mgpuModuleUnload(void *module) {
+  auto *lazy = static_cast<LazyModule *>(module);
+  std::string error;
+  // At exit the driver may be gone already; nothing to report then.
+  if (lazy->module)
+    if (const Driver *cuda = driver(error))
+      cuda->moduleUnload(lazy->module);
+  delete lazy;
+}
+
+void *mgpuModuleGetFunction(void *module, const char *name) {
+  const Driver *cuda = currentDriver();
+  if (!cuda || failed())
+    return nullptr;
+  auto *lazy = static_cast<LazyModule *>(module);
+  std::lock_guard<std::mutex> lock(lazy->mutex);
+  if (!load(*lazy, *cuda))
+    return nullptr;
+  Kernel &kernel = lazy->kernels[name];
+  if (!kernel.function) {
+    kernel.name = name;
+    if (CUresult result =
+            cuda->moduleGetFunction(&kernel.function, lazy->module, name)) {
+      fail(describe(("cuModuleGetFunction(" + kernel.name + ")").c_str(),
+                    result));
+      return nullptr;
+    }
+  }
+  return &kernel;
+}
+
+void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                      intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                      intptr_t blockZ, int32_t sharedBytes, CUstream stream,
+                      void **params, void **extra, size_t /*paramCount*/) {
+  const Driver *cuda = currentDriver();
+  if (!cuda || failed())
+    return;
+  auto *kernel = static_cast<Kernel *>(function);
+  if (!kernel) {
+    fail("launching a kernel that was not found");
+    return;
+  }
+  // Checked here: the driver's "invalid argument" would not say which.
+  if (gridX <= 0 || gridY <= 0 || gridZ <= 0 || gridX > INT32_MAX ||
+      gridY > 65535 || gridZ > 65535) {
+    if (gridX == 0 || gridY == 0 || gridZ == 0)
+      return; // nothing to compute
+    fail("kernel " + kernel->name + ": grid " + std::to_string(gridX) + "x" +
+         std::to_string(gridY) + "x" + std::to_string(gridZ) +
+         " is out of the GPU's range");
+    return;
+  }
+  if (sharedBytes > kernel->sharedBytesAllowed) {
+    if (!call("cuFuncSetAttribute", cuda->funcSetAttribute, kernel->function,
+              kFuncMaxDynamicSharedBytes, int(sharedBytes)))
+      return;
+    kernel->sharedBytesAllowed = sharedBytes;
+  }
+  call(("cuLaunchKernel(" + kernel->name + ")").c_str(), cuda->launchKernel,
+       kernel->function, unsigned(gridX), unsigned(gridY), unsigned(gridZ),
+       unsigned(blockX), unsigned(blockY), unsigned(blockZ),
+       unsigned(sharedBytes), stream, params, extra);
+}
+
+CUstream mgpuStreamCreate() {
+  const Driver *cuda = currentDriver();
+  CUstream stream = nullptr;
+  if (cuda)
+    call("cuStreamCreate", cuda->streamCreate, &stream, kStreamNonBlocking);
+  return stream;
+}
+
+void mgpuStreamDestroy(CUstream stream) {
+  std::string error;
+  if (const Driver *cuda = driver(error); cuda && stream)
+    cuda->streamDestroy(stream);
+}
+
+void mgpuStreamSynchronize(CUstream stream) {
+  std::string error;
+  const Driver *cuda = driver(error);
+  if (!cuda || !stream)
+    return;
+  // Also after a failure: the work queued before it must finish before the
+  // call returns. A kernel's fault surfaces here.
+  if (CUresult result = cuda->streamSynchronize(stream))
+    fail(describe("running the kernels (cuStreamSynchronize)", result));
+}
+
+void mgpuStreamWaitEvent(CUstream stream, CUevent event) {
+  if (const Driver *cuda = currentDriver())
+    call("cuStreamWaitEvent", cuda->streamWaitEvent, stream, event, 0u);
+}
+
+CUevent mgpuEventCreate() {
+  CUevent event = nullptr;
+  if (const Driver *cuda = currentDriver())
+    call("cuEventCreate", cuda->eventCreate, &event, kEventDisableTiming);
+  return event;
+}
+
+void mgpuEventDestroy(CUevent event) {
+  std::string error;
+  if (const Driver *cuda = driver(error); cuda && event)
+    cuda->eventDestroy(event);
+}
+
+void mgpuEventSynchronize(CUevent event) {
+  if (const Driver *cuda = currentDriver())
+    call("cuEventSynchronize", cuda->eventSynchronize, event);
+}
+
+void mgpuEventRecord(CUevent event, CUstream stream) {
+  if (const Driver *cuda = currentDriver())
+    call("cuEventRecord", cuda->eventRecord, event, stream);
+}
+
+void *mgpuMemAlloc(uint64_t bytes, CUstream stream, bool isHostShared) {
+  const Driver *cuda = currentDriver();
+  CUdeviceptr pointer = 0;
+  if (!cuda || bytes == 0)
+    return nullptr;
+  if (isHostShared)
+    call("cuMemAllocManaged", cuda->memAllocManaged, &pointer, size_t(bytes),
+         kMemAttachGlobal);
+  else
+    call(("cuMemAllocAsync of " + std::to_string(bytes) + " bytes").c_str(),
+         cuda->memAllocAsync, &pointer, size_t(bytes), stream);
+  return reinterpret_cast<void *>(pointer);
+}
+
+void mgpuMemFree(void *pointer, CUstream stream) {
+  std::string error;
+  const Driver *cuda = driver(error);
+  if (!cuda || !pointer)
+    return;
+  // Freed even after a failure, so that a failed call leaks nothing.
+  cuda->memFreeAsync(reinterpret_cast<CUdeviceptr>(pointer), stream);
+}
+
+void mgpuMemcpy(void *destination, void *source, size_t bytes,
+                CUstream stream) {
+  if (bytes == 0)
+    return;
+  if (const Driver *cuda = currentDriver())
+    call("cuMemcpyAsync", cuda->memcpyAsync,
+         reinterpret_cast<CUdeviceptr>(destination),
+         reinterpret_cast<CUdeviceptr>(source), bytes, stream);
+}
+
+void mgpuMemset32(void *destination, unsigned value, size_t count,
+                  CUstream stream) {
+  if (count == 0)
+    return;
+  if (const Driver *cuda = currentDriver())
+    call("cuMemsetD32Async", cuda->memsetD32Async,
+         reinterpret_cast<CUdeviceptr>(destination), value, count, stream);
+}
+
+void mgpuMemset16(void *destination, unsigned short value, size_t count,
+                  CUstream stream) {
+  if (count == 0)
+    return;
+  if (const Driver *cuda = currentDriver())
+    call("cuMemsetD16Async", cuda->memsetD16Async,
+         reinterpret_cast<CUdeviceptr>(destination), value, count, stream);
+}
+
+/// Called by each entry point's wrapper when the entry point returns: -1
+/// if the call failed on the device (and why, for tfm_device_error), else
+/// 0. Clears the failure for the next call.
+int32_t tfmCudaTakeStatus() {
+  if (!failed())
+    return 0;
+  reportedError = std::move(pendingError);
+  pendingError.clear();
+  return -1;
+}
+
+/// Why the last call on this thread failed on the device.
+__attribute__((visibility("default"))) const char *tfm_device_error() {
+  return reportedError.c_str();
+}
+
+} // extern "C"

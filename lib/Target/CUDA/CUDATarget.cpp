@@ -1,0 +1,332 @@
+//===- CUDATarget.cpp - the CUDA target -----------------------------------===//
+
+#include "tfm/Target/CUDA/CUDATarget.h"
+
+#include "tfm/Pipelines/Pipelines.h"
+#include "tfm/Target/HostModule.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Target/TargetMachine.h"
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+/// The architectures tfm compiles for, and the PTX ISA each needs.
+static constexpr std::pair<llvm::StringLiteral, llvm::StringLiteral>
+    kArchitectures[] = {{"sm_80", "+ptx80"},
+                        {"sm_86", "+ptx80"},
+                        {"sm_89", "+ptx80"},
+                        {"sm_90", "+ptx80"},
+                        {"sm_90a", "+ptx80"}};
+
+/// A CUDA toolkit program (ptxas, fatbinary): in $CUDA_HOME/bin,
+/// /usr/local/cuda/bin or on PATH; "" if none.
+static std::string findCUDAProgram(StringRef name) {
+  SmallVector<std::string> directories;
+  if (const char *home = std::getenv("CUDA_HOME"))
+    directories.push_back((Twine(home) + "/bin").str());
+  directories.push_back("/usr/local/cuda/bin");
+  SmallVector<StringRef> paths(directories.begin(), directories.end());
+  if (auto found = llvm::sys::findProgramByName(name, paths))
+    return *found;
+  if (auto found = llvm::sys::findProgramByName(name))
+    return *found;
+  return "";
+}
+
+/// The CUDA toolkit whose libdevice the kernels link: $CUDA_HOME, the one
+/// holding the ptxas found, or /usr/local/cuda; "" if none has libdevice.
+static std::string findCUDAToolkit() {
+  SmallVector<std::string> candidates;
+  if (const char *home = std::getenv("CUDA_HOME"))
+    candidates.push_back(home);
+  if (std::string ptxas = findCUDAProgram("ptxas"); !ptxas.empty())
+    candidates.push_back(llvm::sys::path::parent_path(
+                             llvm::sys::path::parent_path(ptxas))
+                             .str());
+  candidates.push_back("/usr/local/cuda");
+  for (const std::string &candidate : candidates)
+    if (llvm::sys::fs::exists(candidate + "/nvvm/libdevice/libdevice.10.bc"))
+      return candidate;
+  return "";
+}
+
+/// Runs `command`; on failure the error has its output and command line.
+static llvm::Error run(ArrayRef<std::string> command) {
+  llvm::SmallString<128> logPath;
+  if (auto code = llvm::sys::fs::createTemporaryFile("tfm-cuda", "log",
+                                                     logPath))
+    return llvm::createStringError("cannot create a temporary file: " +
+                                   code.message());
+  llvm::FileRemover removeLog(logPath);
+  SmallVector<StringRef> arguments(command.begin(), command.end());
+  std::optional<StringRef> redirects[] = {std::nullopt, logPath.str(),
+                                          logPath.str()};
+  std::string message;
+  int status = llvm::sys::ExecuteAndWait(command.front(), arguments,
+                                         std::nullopt, redirects, 0, 0,
+                                         &message);
+  if (status == 0)
+    return llvm::Error::success();
+  std::string output;
+  if (auto log = llvm::MemoryBuffer::getFile(logPath))
+    output = (*log)->getBuffer().trim().str();
+  return llvm::createStringError(
+      llvm::sys::path::filename(command.front()).str() + " failed (exit " +
+      std::to_string(status) + ")" + (message.empty() ? "" : ": " + message) +
+      (output.empty() ? "" : "\n" + output) +
+      "\n  command: " + llvm::join(command, " "));
+}
+
+/// libtfm_cuda_runtime.a beside this tool's installation (or build tree):
+/// <prefix>/bin/tfm-compile and <prefix>/lib/libtfm_cuda_runtime.a.
+static llvm::Expected<std::string> findRuntimeArchive() {
+  std::string executable = llvm::sys::fs::getMainExecutable(
+      nullptr, reinterpret_cast<void *>(&findRuntimeArchive));
+  llvm::SmallString<256> path(llvm::sys::path::parent_path(
+      llvm::sys::path::parent_path(executable)));
+  llvm::sys::path::append(path, "lib", "libtfm_cuda_runtime.a");
+  if (!llvm::sys::fs::exists(path))
+    return llvm::createStringError(
+        "cannot find tfm's CUDA runtime library at " + path.str().str() +
+        " (it is built and installed with tfm-compile)");
+  return path.str().str();
+}
+
+namespace {
+
+class CUDATarget final : public TargetBackend {
+public:
+  CUDATarget(std::unique_ptr<llvm::TargetMachine> host, unsigned optLevel,
+             StringRef chip, StringRef features)
+      : host(std::move(host)), optLevel(optLevel) {
+    pipeline.cudaToolkit = findCUDAToolkit();
+    pipeline.chip = chip.str();
+    pipeline.features = features.str();
+    pipeline.optLevel = optLevel;
+    AttentionTilingOptions reference;
+    reference.referenceAttention = true;
+    loweringStages.push_back(
+        {"linalg",
+         [reference](OpPassManager &pm) {
+           buildTfmToLinalgStage(pm, reference);
+         },
+         "linalg, tensor, arith, math and scf on tensors; attention through "
+         "the reference lowering (until its GPU kernel lands)"});
+    auto stage = [&](StringRef name,
+                     void (*build)(OpPassManager &,
+                                   const TfmLowerToNVVMPipelineOptions &),
+                     StringRef holds) {
+      loweringStages.push_back(
+          {name.str(),
+           [this, build](OpPassManager &pm) { build(pm, pipeline); },
+           holds.str()});
+    };
+    stage("bufferized", buildTfmCUDABufferizationStage,
+          "the entry-point ABI and runtime checks; memrefs");
+    stage("kernels", buildTfmCUDAKernelStage,
+          "host functions that launch GPU kernels (one gpu.module) on one "
+          "stream per call, buffers in device memory");
+    stage("nvvm", buildTfmToNVVMStage,
+          "host code in the LLVM dialect calling the mgpu* runtime; the "
+          "kernels as PTX in a gpu.binary");
+  }
+
+  StringRef name() const override { return "cuda"; }
+
+  StringRef device() const override { return "cuda"; }
+
+  const std::vector<LoweringStage> &stages() const override {
+    return loweringStages;
+  }
+
+  StringRef extension(Artifact artifact) const override {
+    switch (artifact) {
+    case Artifact::Library:
+      return ".so";
+    case Artifact::Object:
+      return ".o";
+    case Artifact::Assembly:
+      return ".s";
+    case Artifact::LLVMIR:
+      return ".ll";
+    case Artifact::PTX:
+      return ".ptx";
+    }
+    llvm_unreachable("unknown artifact");
+  }
+
+  llvm::Error emit(ModuleOp module, const Manifest &manifest,
+                   Artifact artifact, StringRef outputPath) override;
+
+private:
+  /// Replaces each PTX object of `module` by a fatbin of its cubin and its
+  /// PTX (a cubin alone without fatbinary); keeps PTX, with a warning,
+  /// where there is no ptxas.
+  llvm::Error assembleKernels(ModuleOp module);
+
+  std::unique_ptr<llvm::TargetMachine> host;
+  unsigned optLevel;
+  TfmLowerToNVVMPipelineOptions pipeline;
+  std::vector<LoweringStage> loweringStages;
+};
+
+} // namespace
+
+/// The PTX objects of `module`'s gpu.binary ops.
+static SmallVector<std::pair<gpu::BinaryOp, unsigned>>
+ptxObjects(ModuleOp module) {
+  SmallVector<std::pair<gpu::BinaryOp, unsigned>> objects;
+  module.walk([&](gpu::BinaryOp binary) {
+    for (auto [index, object] :
+         llvm::enumerate(binary.getObjects().getAsRange<gpu::ObjectAttr>()))
+      if (object.getFormat() == gpu::CompilationTarget::Assembly)
+        objects.push_back({binary, unsigned(index)});
+  });
+  return objects;
+}
+
+llvm::Error CUDATarget::assembleKernels(ModuleOp module) {
+  auto objects = ptxObjects(module);
+  if (objects.empty())
+    return llvm::Error::success();
+  std::string ptxas = findCUDAProgram("ptxas");
+  if (ptxas.empty()) {
+    llvm::WithColor::warning(llvm::errs(), "tfm-compile")
+        << "ptxas not found ($CUDA_HOME/bin, /usr/local/cuda/bin, PATH): "
+           "the library holds PTX only, which the CUDA driver compiles "
+           "when the kernels are first loaded\n";
+    return llvm::Error::success();
+  }
+  std::string fatbinary = findCUDAProgram("fatbinary");
+  StringRef chip = pipeline.chip.getValue();
+  std::string sm = chip.drop_front(3).str(); // "90a"
+  for (auto [binary, index] : objects) {
+    SmallVector<Attribute> list(binary.getObjects().getValue());
+    auto object = cast<gpu::ObjectAttr>(list[index]);
+    llvm::SmallString<128> ptxPath, cubinPath, fatbinPath;
+    for (auto [path, extension] :
+         {std::pair{&ptxPath, "ptx"}, {&cubinPath, "cubin"},
+          {&fatbinPath, "fatbin"}})
+      if (auto code = llvm::sys::fs::createTemporaryFile("tfm-kernels",
+                                                         extension, *path))
+        return llvm::createStringError("cannot create a temporary file: " +
+                                       code.message());
+    llvm::FileRemover removePtx(ptxPath), removeCubin(cubinPath),
+        removeFatbin(fatbinPath);
+    {
+      auto file = openOutput(ptxPath);
+      if (!file)
+        return file.takeError();
+      (*file)->os() << object.getObject().getValue();
+      (*file)->keep();
+    }
+    if (auto error = run({ptxas, "-arch=" + chip.str(),
+                          "-O" + std::to_string(optLevel),
+                          ptxPath.str().str(), "-o", cubinPath.str().str()}))
+      return error;
+    gpu::CompilationTarget format = gpu::CompilationTarget::Binary;
+    StringRef image = cubinPath;
+    if (!fatbinary.empty()) {
+      // The cubin, and the PTX for the driver to compile on newer GPUs.
+      if (auto error = run({fatbinary, "-64",
+                            "--create=" + fatbinPath.str().str(),
+                            "--image3=kind=elf,sm=" + sm +
+                                ",file=" + cubinPath.str().str(),
+                            "--image3=kind=ptx,sm=" + sm +
+                                ",file=" + ptxPath.str().str()}))
+        return error;
+      format = gpu::CompilationTarget::Fatbin;
+      image = fatbinPath;
+    }
+    auto bytes = llvm::MemoryBuffer::getFile(image, /*IsText=*/false);
+    if (!bytes)
+      return llvm::createStringError("cannot read " + image.str() + ": " +
+                                     bytes.getError().message());
+    list[index] = gpu::ObjectAttr::get(
+        module.getContext(), object.getTarget(), format,
+        StringAttr::get(module.getContext(), (*bytes)->getBuffer()),
+        object.getProperties(), object.getKernels());
+    binary.setObjectsAttr(ArrayAttr::get(module.getContext(), list));
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error CUDATarget::emit(ModuleOp module, const Manifest &manifest,
+                             Artifact artifact, StringRef outputPath) {
+  if (pipeline.cudaToolkit.empty())
+    return llvm::createStringError(
+        "no CUDA toolkit found ($CUDA_HOME, the ptxas on PATH, "
+        "/usr/local/cuda): the kernels need its libdevice "
+        "(nvvm/libdevice/libdevice.10.bc) for their math functions");
+  if (artifact == Artifact::PTX) {
+    auto objects = ptxObjects(module);
+    if (objects.empty())
+      return llvm::createStringError("the module has no kernels");
+    auto file = openOutput(outputPath);
+    if (!file)
+      return file.takeError();
+    for (auto [binary, index] : objects)
+      (*file)->os() << cast<gpu::ObjectAttr>(binary.getObjects()[index])
+                           .getObject()
+                           .getValue();
+    (*file)->keep();
+    return llvm::Error::success();
+  }
+  if (auto error = assembleKernels(module))
+    return error;
+  HostLinkOptions link;
+  link.deviceStatus = "tfmCudaTakeStatus";
+  if (artifact == Artifact::Library) {
+    auto runtime = findRuntimeArchive();
+    if (!runtime)
+      return runtime.takeError();
+    link.libraries = {*runtime, "-lstdc++", "-ldl"};
+  }
+  return emitHostArtifact(module, manifest, *host, optLevel, artifact,
+                          outputPath, link);
+}
+
+llvm::Expected<std::unique_ptr<TargetBackend>>
+mlir::tfm::createCUDATarget(const TargetOptions &options) {
+  if (options.optLevel > 3)
+    return llvm::createStringError("-O must be 0, 1, 2 or 3");
+  // Attention runs through the reference lowering on the GPU for now: its
+  // tiling options would be silently ignored.
+  AttentionTilingOptions defaults;
+#define TFM_ATTENTION_TILING_OPTION(field, flag, value, description)          \
+  if (options.attention.field != defaults.field)                              \
+    return llvm::createStringError(                                           \
+        "--" flag " applies to --target=cpu: the cuda target lowers "         \
+        "attention through the reference lowering for now");
+#include "tfm/Dialect/Tfm/Transforms/AttentionTilingOptions.def"
+  StringRef chip = options.gpuArch.empty() ? StringRef("sm_80")
+                                           : StringRef(options.gpuArch);
+  const auto *architecture =
+      llvm::find_if(kArchitectures, [&](const auto &known) {
+        return known.first == chip;
+      });
+  if (architecture == std::end(kArchitectures)) {
+    SmallVector<StringRef> names;
+    for (const auto &known : kArchitectures)
+      names.push_back(known.first);
+    return llvm::createStringError("unknown --gpu-arch '" + chip +
+                                   "' (expected " + llvm::join(names, ", ") +
+                                   ")");
+  }
+  auto host = createHostTargetMachine(options.cpu, options.features,
+                                      options.optLevel);
+  if (!host)
+    return host.takeError();
+  return std::make_unique<CUDATarget>(std::move(*host), options.optLevel,
+                                      chip, architecture->second);
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The CUDA target's end-to-end suites on a GPU machine that has no compiler
+# (no LLVM, no MLIR): compiled here, run there.
+#
+#   scripts/gpu-tests.sh prepare [DIR]  here: builds tfm, compiles every
+#       suite of test/Integration/CPU that runs through the harness for
+#       --target=cuda (GPU_ARCH=sm_90a to pick another architecture) and
+#       saves each suite's inputs and float64 references in DIR (default
+#       build/gpu-tests).
+#   scripts/gpu-tests.sh check [DIR]    on the GPU machine, from the checkout
+#       with DIR and build/lib/libtfm_runtime.so carried: runs every suite
+#       and compares; exits non-zero if any case fails.
+#
+# Where the GPU machine has the compiler too, lit runs test/Integration/GPU.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+mode="${1:-}"
+dir="$(realpath -m "${2:-$root/build/gpu-tests}")"
+suites=(attention blocks layers masks projections)
+
+export PYTHONPATH="$root/python:$root/test/Integration"
+export TFM_BUILD_DIR="${TFM_BUILD_DIR:-$root/build}"
+case "$mode" in
+  prepare)
+    "$root/scripts/build.sh" >/dev/null
+    python=/usr/bin/python3 # Debian's, with NumPy
+    for suite in "${suites[@]}"; do
+      TFM_HARNESS=prepare "$python" "$root/test/Integration/CPU/$suite.py" \
+        "$dir/$suite" --target=cuda ${GPU_ARCH:+--gpu-arch=$GPU_ARCH}
+    done
+    ;;
+  check)
+    failed=0
+    for suite in "${suites[@]}"; do
+      echo "== $suite"
+      TFM_HARNESS=check python3 "$root/test/Integration/CPU/$suite.py" \
+        "$dir/$suite" || failed=$((failed + 1))
+    done
+    echo "$(( ${#suites[@]} - failed )) of ${#suites[@]} suites passed"
+    exit $(( failed != 0 ))
+    ;;
+  *)
+    echo "usage: $0 prepare|check [DIR]" >&2
+    exit 2
+    ;;
+esac
