@@ -73,11 +73,14 @@ void mlir::tfm::buildTfmToLinalgStage(
 
 void mlir::tfm::buildTfmCPUVectorStage(
     OpPassManager &pm, const TfmLowerToLLVMPipelineOptions &options) {
+  // The ABI first: its checks read the sizes of untiled ops.
+  addEntryPointPasses(pm, options.exposeEntryPoints);
   pm.addPass(createTfmCPUDecomposeOnlineAttentionPass());
   if (!options.vectorize)
     return;
   pm.addNestedPass<func::FuncOp>(
       createTfmCPUTileProjectionsPass(options.cpuCodegen()));
+  pm.addNestedPass<func::FuncOp>(createTfmCPUTileRowsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(
       createTfmCPUVectorizePass(options.cpuCodegen()));
@@ -85,15 +88,20 @@ void mlir::tfm::buildTfmCPUVectorStage(
   pm.addPass(createCSEPass());
 }
 
-void mlir::tfm::addEntryPointAndBufferizePasses(OpPassManager &pm,
-                                                bool exposeEntryPoints) {
-  // Caller-owned inputs and outputs, everything else allocated by the
-  // function and freed by the deallocation pipeline.
-  if (exposeEntryPoints) {
-    pm.addPass(createTfmExposeEntryPointsPass());
-    pm.addPass(createTfmInsertRuntimeChecksPass());
-    pm.addPass(createCanonicalizerPass());
-  }
+void mlir::tfm::addEntryPointPasses(OpPassManager &pm,
+                                    bool exposeEntryPoints) {
+  // Caller-owned inputs and outputs, and the checks of their sizes and
+  // token ids, read from the untiled ops.
+  if (!exposeEntryPoints)
+    return;
+  pm.addPass(createTfmExposeEntryPointsPass());
+  pm.addPass(createTfmInsertRuntimeChecksPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::tfm::addBufferizePasses(OpPassManager &pm) {
+  // Everything but the entry point's arguments is allocated by the function
+  // and freed by the deallocation pipeline.
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
@@ -104,7 +112,7 @@ void mlir::tfm::addEntryPointAndBufferizePasses(OpPassManager &pm,
 
 void mlir::tfm::buildTfmBufferizationStage(
     OpPassManager &pm, const TfmLowerToLLVMPipelineOptions &options) {
-  addEntryPointAndBufferizePasses(pm, options.exposeEntryPoints);
+  addBufferizePasses(pm);
   // Tile scratch buffers: allocated once per tile, on its thread's stack.
   pm.addNestedPass<func::FuncOp>(createTfmCPUPromoteTileBuffersPass());
   bufferization::buildBufferDeallocationPipeline(pm);

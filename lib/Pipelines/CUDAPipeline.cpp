@@ -20,7 +20,8 @@ using namespace mlir::tfm;
 
 void mlir::tfm::buildTfmCUDABufferizationStage(
     OpPassManager &pm, const TfmLowerToNVVMPipelineOptions &options) {
-  addEntryPointAndBufferizePasses(pm, options.exposeEntryPoints);
+  addEntryPointPasses(pm, options.exposeEntryPoints);
+  addBufferizePasses(pm);
   bufferization::buildBufferDeallocationPipeline(pm);
 }
 

@@ -79,9 +79,11 @@ def TfmCPUTileProjectionsPass
     ```
 
     `NR` is 2 vectors, or 1 where only one divides `N` (`d_ff` = 688).
-    `NB` is the largest multiple of `NR` up to 128 that divides `N`, `KC`
-    the largest multiple of a vector up to 128 that divides `K`; a
-    projection without them is left alone. Weights of any float type are
+    `NB` is the largest multiple of `NR` up to 128 that divides the
+    columns whole `NR` blocks cover; the columns left (`N % NR`, a
+    vocabulary of 1000) get the same loops with one block of that width,
+    in partial vectors. `KC` is the largest multiple of a vector up to 128
+    that divides `K`; a projection without one is left alone. Weights of any float type are
     widened to f32 as they are packed, and row blocks of a non-f32 `a` as
     they are read.
     Options: `vector-width` and `register-rows`, defined once for the CPU
@@ -91,6 +93,32 @@ def TfmCPUTileProjectionsPass
                            "::mlir::bufferization::BufferizationDialect",
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def TfmCPUTileRowsPass : Pass<"tfm-cpu-tile-rows", "::mlir::func::FuncOp"> {
+  let summary = "run-time sized ops as parallel loops over static rows";
+  let description = [{
+    A linalg op on tensors, outside any loop, whose dynamic loops are all
+    parallel (a norm, an elementwise op, RoPE or a transpose over a
+    run-time token count) is tiled by 1 along exactly those loops into an
+    `scf.forall`:
+
+    ```
+    %y = scf.forall (%b, %s) in (%B, %S) shared_outs(%o = %init) {
+      %row = tensor.extract_slice %x[%b, %s, 0] [1, 1, 2048] [1, 1, 1]
+      %r = linalg.generic ins(%row : tensor<1x1x2048xf32>) ...
+      scf.forall.in_parallel { tensor.parallel_insert_slice %r into %o ... }
+    }
+    ```
+
+    Each row is then a static op that `tfm-cpu-vectorize` turns into
+    vector code, and the rows run on OpenMP threads. Ops with a dynamic
+    reduction loop and ops inside loops (tiles of something else) are left
+    alone. Runs after the entry-point checks are inserted: they read the
+    sizes of untiled ops.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect"];
 }
 
@@ -107,7 +135,8 @@ def TfmCPUVectorizePass : Pass<"tfm-cpu-vectorize", "::mlir::func::FuncOp"> {
       2 rows that cover whole rows of the right operand with the
       `2 x register-rows` accumulators, else half of `register-rows` where
       that divides M; `NR` as many vectors as fill the
-      `2 x register-rows` accumulators) and one step of K, i.e. a rank-1
+      `2 x register-rows` accumulators, or all of a shorter N in partial
+      vectors where they fit) and one step of K, i.e. a rank-1
       update per iteration; `tfm-cpu-lower-vectors` keeps the block in
       registers across the K loop and lowers it to broadcast + FMA;
     - lane-wise dot products `C[m, n, l] += A[m, k, l] * B[n, k, l]` (a batch

@@ -56,12 +56,14 @@ struct TfmLowerToLLVMPipelineOptions
 void buildTfmToLinalgStage(OpPassManager &pm,
                            const AttentionTilingOptions &tiling);
 
-/// The start of every target's bufferized stage: the entry-point ABI and
-/// runtime checks (if `exposeEntryPoints`), then one-shot bufferization.
-/// Each target places its scratch buffers and adds the deallocation
-/// pipeline after these.
-void addEntryPointAndBufferizePasses(OpPassManager &pm,
-                                     bool exposeEntryPoints);
+/// The entry-point ABI and its runtime checks (if `exposeEntryPoints`), on
+/// tensors, before any target tiles the ops whose sizes the checks read.
+void addEntryPointPasses(OpPassManager &pm, bool exposeEntryPoints);
+
+/// One-shot bufferization, at the start of every target's bufferized
+/// stage; each target places its scratch buffers and adds the deallocation
+/// pipeline after it.
+void addBufferizePasses(OpPassManager &pm);
 
 /// The stages of tfm-lower-to-llvm-pipeline, in order. tfm-compile runs
 /// them one by one so that it can dump the IR after each.

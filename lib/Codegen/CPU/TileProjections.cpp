@@ -14,6 +14,9 @@
 //         scf.for m0 = M - M % MR to M             // the remaining rows
 //           y[m0, n1 : +NR] += a[m0, k0 : +KC] · wt[:, n1 : +NR]
 //
+// Columns left over by whole NR-blocks (N % NR) get the same loops with
+// one narrower block, NR = NB = N % NR.
+//
 //===----------------------------------------------------------------------===//
 
 #include "tfm/Codegen/Passes.h"
@@ -129,27 +132,13 @@ Value rowBlocks(OpBuilder &b, Location loc, Value a, Value panel, Value y,
       .getResult(0);
 }
 
-/// Replaces the projection `op` by the loops of the file comment.
-void tileProjection(RewriterBase &rewriter, linalg::GenericOp op,
-                    const Blocking &blocking) {
-  Location loc = op.getLoc();
-  rewriter.setInsertionPoint(op);
-  Value a = op.getDpsInputs()[0], w = op.getDpsInputs()[1];
-  Value init = op.getDpsInits()[0];
-  // A filled init is filled block by block, by the thread that owns the
-  // block, and the loops write into a buffer of their own: an
-  // alloc_tensor, which CSE never merges with another projection's (a
-  // shared tensor.empty would make bufferization copy one of them).
-  Value fillValue;
-  if (auto fill = init.getDefiningOp<linalg::FillOp>()) {
-    fillValue = fill.getInputs()[0];
-    init = fill.getOutputs()[0];
-  }
-  if (auto empty = init.getDefiningOp<tensor::EmptyOp>())
-    init = bufferization::AllocTensorOp::create(
-        rewriter, loc, empty.getType(), empty.getDynamicSizes());
-  auto weights = cast<RankedTensorType>(w.getType());
-  int64_t columns = weights.getDimSize(0), depth = weights.getDimSize(1);
+/// The loops of the file comment over columns [n0, n0 + count) of `y`
+/// (count a multiple of the block): each thread block fills its part of
+/// `y` with `fillValue` first, if there is one. Returns the updated `y`.
+Value tileColumns(RewriterBase &rewriter, Location loc, Value a, Value w,
+                  Value y, Value fillValue, const Blocking &blocking,
+                  int64_t n0, int64_t count) {
+  int64_t depth = cast<RankedTensorType>(w.getType()).getDimSize(1);
   OpFoldResult rowCount = tensor::getMixedSize(rewriter, loc, a, 0);
   Value rowsValue = getValueOrCreateConstantIndexOp(rewriter, loc, rowCount);
   auto index = [&](OpBuilder &b, Location l, int64_t value) -> Value {
@@ -158,14 +147,17 @@ void tileProjection(RewriterBase &rewriter, linalg::GenericOp op,
 
   auto forall = scf::ForallOp::create(
       rewriter, loc,
-      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(columns / blocking.block)},
-      ValueRange{init}, std::nullopt);
+      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(count / blocking.block)},
+      ValueRange{y}, std::nullopt);
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(forall.getBody()->getTerminator());
-  Value n0 = arith::MulIOp::create(rewriter, loc, forall.getInductionVar(0),
-                                   index(rewriter, loc, blocking.block));
+  Value nBlock = arith::AddIOp::create(
+      rewriter, loc,
+      arith::MulIOp::create(rewriter, loc, forall.getInductionVar(0),
+                            index(rewriter, loc, blocking.block)),
+      index(rewriter, loc, n0));
   Value yBlock = slice2D(rewriter, loc, forall.getRegionIterArgs()[0],
-                         rewriter.getIndexAttr(0), n0, rowCount,
+                         rewriter.getIndexAttr(0), nBlock, rowCount,
                          rewriter.getIndexAttr(blocking.block));
   if (fillValue)
     yBlock = linalg::FillOp::create(rewriter, loc, fillValue, yBlock)
@@ -180,10 +172,10 @@ void tileProjection(RewriterBase &rewriter, linalg::GenericOp op,
       index(rewriter, loc, blocking.depth), ValueRange{yBlock},
       [&](OpBuilder &b, Location l, Value k0, ValueRange carried) {
         LinalgBuilder lb(b, l);
-        Value packed =
-            lb.tileF32(slice2D(b, l, w, n0, k0, b.getIndexAttr(blocking.block),
-                               b.getIndexAttr(blocking.depth)),
-                       /*transpose=*/true);
+        Value packed = lb.tileF32(
+            slice2D(b, l, w, nBlock, k0, b.getIndexAttr(blocking.block),
+                    b.getIndexAttr(blocking.depth)),
+            /*transpose=*/true);
         auto nLoop = scf::ForOp::create(
             b, l, index(b, l, 0), index(b, l, blocking.block),
             index(b, l, blocking.columns), carried,
@@ -209,10 +201,41 @@ void tileProjection(RewriterBase &rewriter, linalg::GenericOp op,
   OpFoldResult one = rewriter.getIndexAttr(1);
   tensor::ParallelInsertSliceOp::create(
       rewriter, loc, kLoop.getResult(0), forall.getRegionIterArgs()[0],
-      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0), n0},
+      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0), nBlock},
       ArrayRef<OpFoldResult>{rowCount, rewriter.getIndexAttr(blocking.block)},
       ArrayRef<OpFoldResult>{one, one});
-  rewriter.replaceOp(op, forall.getResults());
+  return forall.getResult(0);
+}
+
+/// Replaces the projection `op` by the loops of the file comment: over the
+/// columns that whole `main` blocks cover, then, where N has columns left
+/// (a vocabulary of 1000 with 32-column blocks), over those with `tail`.
+void tileProjection(RewriterBase &rewriter, linalg::GenericOp op,
+                    const Blocking &main, std::optional<Blocking> tail) {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Value a = op.getDpsInputs()[0], w = op.getDpsInputs()[1];
+  Value y = op.getDpsInits()[0];
+  // A filled init is filled block by block, by the thread that owns the
+  // block, and the loops write into a buffer of their own: an
+  // alloc_tensor, which CSE never merges with another projection's (a
+  // shared tensor.empty would make bufferization copy one of them).
+  Value fillValue;
+  if (auto fill = y.getDefiningOp<linalg::FillOp>()) {
+    fillValue = fill.getInputs()[0];
+    y = fill.getOutputs()[0];
+  }
+  if (auto empty = y.getDefiningOp<tensor::EmptyOp>())
+    y = bufferization::AllocTensorOp::create(rewriter, loc, empty.getType(),
+                                             empty.getDynamicSizes());
+  int64_t columns = cast<RankedTensorType>(w.getType()).getDimSize(0);
+  int64_t mainColumns = tail ? columns - tail->block : columns;
+  if (mainColumns)
+    y = tileColumns(rewriter, loc, a, w, y, fillValue, main, 0, mainColumns);
+  if (tail)
+    y = tileColumns(rewriter, loc, a, w, y, fillValue, *tail, mainColumns,
+                    tail->block);
+  rewriter.replaceOp(op, y);
 }
 
 struct TfmCPUTileProjectionsPass
@@ -230,20 +253,30 @@ struct TfmCPUTileProjectionsPass
     IRRewriter rewriter(&getContext());
     for (linalg::GenericOp op : projections) {
       auto weights = cast<RankedTensorType>(op.getDpsInputs()[1].getType());
-      // NR fills the 2 x register-rows accumulators with MR rows, or half
-      // of them where only one vector divides N.
       int64_t columns = weights.getDimSize(0);
-      Blocking blocking;
-      blocking.rows = registerRows;
-      blocking.columns = columns % (2 * vectorWidth) == 0 ? 2 * vectorWidth
-                                                          : vectorWidth;
-      blocking.block = blockSize(columns, blocking.columns,
-                                 std::max(kMaxBlockColumns, blocking.columns));
-      blocking.depth =
+      Blocking main;
+      main.rows = registerRows;
+      main.depth =
           blockSize(weights.getDimSize(1), vectorWidth, kMaxPanelDepth);
-      // Shapes the register blocks cannot divide stay as they are.
-      if (blocking.block && blocking.depth)
-        tileProjection(rewriter, op, blocking);
+      // A K that no vector divides stays as it is.
+      if (!main.depth)
+        continue;
+      // NR fills the 2 x register-rows accumulators with MR rows, or half
+      // of them where only one vector divides N. Columns that no vector
+      // divides (N % vector-width) form one narrower tail block.
+      main.columns = columns % (2 * vectorWidth) != 0 &&
+                             columns % vectorWidth == 0
+                         ? vectorWidth
+                         : 2 * vectorWidth;
+      int64_t mainColumns = columns - columns % main.columns;
+      main.block = blockSize(mainColumns, main.columns,
+                             std::max(kMaxBlockColumns, main.columns));
+      std::optional<Blocking> tail;
+      if (int64_t left = columns - mainColumns) {
+        tail = main;
+        tail->columns = tail->block = left;
+      }
+      tileProjection(rewriter, op, main, tail);
     }
   }
 };

@@ -108,6 +108,11 @@ std::optional<RegisterTile> contractionTile(linalg::LinalgOp op,
       columns = vectors * vectorWidth;
       break;
     }
+  // Fewer columns than whole vectors (a projection's last columns): one
+  // block of them all, in partial vectors, where they fit the accumulators.
+  if (!columns && llvm::divideCeil(bounds[n], vectorWidth) * rows <=
+                      2 * registerRows)
+    columns = bounds[n];
   if (!columns)
     return std::nullopt;
   RegisterTile tile{SmallVector<int64_t>(bounds.size(), 1), {}, true};

@@ -51,12 +51,12 @@ public:
           "linalg, tensor, arith, math and scf on tensors; attention tiled "
           "into loops of tfm.online_attention steps");
     stage("vector", buildTfmCPUVectorStage,
-          "the attention steps as the CPU's tile products; static linalg ops "
-          "as register blocks of vector ops in scf.for tile loops, on "
-          "tensors");
+          "the entry-point ABI and runtime checks; the attention steps as "
+          "the CPU's tile products; run-time sized ops as parallel loops "
+          "over static rows; static linalg ops as register blocks of vector "
+          "ops in scf.for tile loops, on tensors");
     stage("bufferized", buildTfmBufferizationStage,
-          "the entry-point ABI and runtime checks; memrefs, tile scratch on "
-          "the stack");
+          "memrefs, tile scratch on the stack");
     stage("llvm", buildTfmToLLVMDialectStage,
           "the LLVM dialect, parallel tiles on OpenMP threads");
   }

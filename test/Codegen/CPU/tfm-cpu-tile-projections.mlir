@@ -63,12 +63,39 @@ func.func @one_vector_columns(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> te
 
 // -----
 
-// Columns that no register block divides (N = 101) stay a plain contraction.
+// Columns that no register block divides (N = 101): 96 in 32-column blocks
+// (one thread block here, so canonicalize drops its scf.forall), then the
+// last 5 with the same loops in one 5-column block. Both fill their own
+// columns of one output.
 // CHECK-LABEL: func.func @odd_columns
-// CHECK-NOT: scf.forall
-// CHECK: linalg.generic
-// CHECK-SAME: iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK-SAME: (%[[X:.+]]: tensor<?x64xf32>, %[[W:.+]]: tensor<101x64xf32>)
+// CHECK: %[[OUT:.+]] = bufferization.alloc_tensor(%{{.+}}) : tensor<?x101xf32>
+// CHECK: %[[MAIN:.+]] = tensor.extract_slice %[[OUT]][0, 0] [%{{.+}}, 96]
+// CHECK: linalg.fill ins(%{{.+}} : f32) outs(%[[MAIN]] : tensor<?x96xf32>)
+// CHECK: tensor.extract_slice %[[W]][0, 0] [96, 64]
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x64xf32>, tensor<64x32xf32>)
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<1x64xf32>, tensor<64x32xf32>)
+// CHECK: %[[WITH_MAIN:.+]] = tensor.insert_slice %{{.+}} into %[[OUT]][0, 0] [%{{.+}}, 96]
+// CHECK: %[[TAIL:.+]] = tensor.extract_slice %[[WITH_MAIN]][0, 96] [%{{.+}}, 5]
+// CHECK: linalg.fill ins(%{{.+}} : f32) outs(%[[TAIL]] : tensor<?x5xf32>)
+// CHECK: tensor.extract_slice %[[W]][96, 0] [5, 64]
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x64xf32>, tensor<64x5xf32>) outs(%{{.+}} : tensor<8x5xf32>)
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<1x64xf32>, tensor<64x5xf32>) outs(%{{.+}} : tensor<1x5xf32>)
+// CHECK: %[[RESULT:.+]] = tensor.insert_slice %{{.+}} into %[[WITH_MAIN]][0, 96] [%{{.+}}, 5]
+// CHECK: return %[[RESULT]]
 func.func @odd_columns(%x: tensor<?x64xf32>, %w: tensor<101x64xf32>) -> tensor<?x101xf32> {
   %y = tfm.linear %x, %w : (tensor<?x64xf32>, tensor<101x64xf32>) -> tensor<?x101xf32>
   return %y : tensor<?x101xf32>
+}
+
+// -----
+
+// Fewer columns than a register block (N = 8): only the narrow block.
+// CHECK-LABEL: func.func @narrow_columns
+// CHECK-NOT: tensor<64x32xf32>
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x64xf32>, tensor<64x8xf32>) outs(%{{.+}} : tensor<8x8xf32>)
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<1x64xf32>, tensor<64x8xf32>) outs(%{{.+}} : tensor<1x8xf32>)
+func.func @narrow_columns(%x: tensor<?x64xf32>, %w: tensor<8x64xf32>) -> tensor<?x8xf32> {
+  %y = tfm.linear %x, %w : (tensor<?x64xf32>, tensor<8x64xf32>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
 }

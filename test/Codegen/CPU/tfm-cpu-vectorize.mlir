@@ -65,6 +65,22 @@ func.func @eight_rows(%a: tensor<8x64xf32>, %b: tensor<64x128xf32>,
 
 // -----
 
+// N = 5, fewer columns than a vector (a projection's last columns): one
+// block of all of them, in a partial vector, with the rows of any other
+// block (half of a short M; AVX2 has 4 register rows).
+// CHECK-LABEL: func.func @partial_vector_columns
+// CHECK:       vector.contract {{.+}} : vector<4x1xf32>, vector<1x5xf32> into vector<4x5xf32>
+// AVX2-LABEL: func.func @partial_vector_columns
+// AVX2:        vector.contract {{.+}} : vector<4x1xf32>, vector<1x5xf32> into vector<4x5xf32>
+func.func @partial_vector_columns(%a: tensor<8x64xf32>, %b: tensor<64x5xf32>,
+                                  %c: tensor<8x5xf32>) -> tensor<8x5xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<8x64xf32>, tensor<64x5xf32>)
+                     outs(%c : tensor<8x5xf32>) -> tensor<8x5xf32>
+  return %0 : tensor<8x5xf32>
+}
+
+// -----
+
 // M = 8 rows, N = 256: a whole row of B needs all 16 accumulators, so half
 // the rows, of 4 vectors: B is read in 64-column pieces.
 // CHECK-LABEL: func.func @eight_rows_long_b_rows

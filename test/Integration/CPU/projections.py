@@ -1,11 +1,14 @@
-# RUN: %python %s %t
+# RUN: %python %s %t/default
+# RUN: %python %s %t/avx2 --mcpu=x86-64-v3
 #
 # Projections through the CPU's blocked form (tfm-cpu-tile-projections)
 # against the float64 oracle: run-time row counts M of 1, 7, 8, 129 and 200
 # (none, some and many 8-row blocks, with remainders), K that takes one or
 # several packed panels (80, 256, 384), N of one block or several (96, 320,
-# 512), N and K that no block divides (101, 37: the plain contraction), f32
-# and bf16 weights and inputs, with and without bias.
+# 512), N that whole register blocks do not cover (101, 1000, 29: a
+# narrower last block; 8: only that), K that no vector divides (37: the
+# plain contraction), f32 and bf16 weights and inputs, with and without
+# bias; for AVX-512 and for AVX2 (8-lane vectors).
 
 import sys
 
@@ -17,7 +20,8 @@ from tfm import reference
 rng = np.random.default_rng(11)
 suite = Suite(sys.argv[1])
 
-shapes = [(80, 96), (256, 320), (384, 512), (64, 688), (37, 101), (64, 101)]
+shapes = [(80, 96), (256, 320), (384, 512), (64, 688), (37, 101), (64, 101),
+          (64, 1000), (64, 8), (128, 29)]
 for k, n in shapes:
     w, b = rng.standard_normal((n, k)) / np.sqrt(k), rng.standard_normal(n)
     name = f"linear_{k}_to_{n}"
