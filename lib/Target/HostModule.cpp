@@ -17,6 +17,7 @@
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -104,36 +105,6 @@ static llvm::Error emitMachineCode(llvm::Module &module,
   codegen.run(module);
   return llvm::Error::success();
 }
-
-/// Links `objectPath` into the shared library `outputPath` with clang and
-/// lld; on failure the error carries the exact command line.
-static llvm::Error linkSharedLibrary(StringRef objectPath,
-                                     StringRef outputPath) {
-  const char *clang = "/usr/lib/llvm-22/bin/clang";
-  // libomp runs the parallel tiles; the rpath finds it without setup.
-  SmallVector<StringRef> command{clang,
-                                 "-shared",
-                                 "-fuse-ld=lld",
-                                 objectPath,
-                                 "-o",
-                                 outputPath,
-                                 "-L/usr/lib/llvm-22/lib",
-                                 "-Wl,-rpath,/usr/lib/llvm-22/lib",
-                                 "-lomp",
-                                 "-lm"};
-  std::string message;
-  int status = llvm::sys::ExecuteAndWait(clang, command, std::nullopt, {}, 0,
-                                         0, &message);
-  if (status == 0)
-    return llvm::Error::success();
-  std::string line;
-  for (StringRef word : command)
-    line += (line.empty() ? "" : " ") + word.str();
-  return llvm::createStringError(
-      "linking failed (exit " + std::to_string(status) + ")" +
-      (message.empty() ? "" : ": " + message) + "\n  command: " + line);
-}
-
 
 /// int32_t tfm_entry_<name>(void **descriptors) {
 ///   return _mlir_ciface_<name>(descriptors[0], ..., descriptors[n - 1]);
@@ -240,6 +211,19 @@ static llvm::Error emitMachineCode(llvm::Module &module,
   codegen.run(module);
   (*file)->keep();
   return llvm::Error::success();
+}
+
+llvm::Expected<std::string> mlir::tfm::findRuntimeArchive(StringRef name) {
+  std::string executable = llvm::sys::fs::getMainExecutable(
+      nullptr, reinterpret_cast<void *>(&findRuntimeArchive));
+  SmallString<256> path(llvm::sys::path::parent_path(
+      llvm::sys::path::parent_path(executable)));
+  llvm::sys::path::append(path, "lib", name);
+  if (!llvm::sys::fs::exists(path))
+    return llvm::createStringError(
+        "cannot find tfm's runtime library " + name.str() + " at " +
+        path.str().str() + " (it is built and installed with tfm-compile)");
+  return path.str().str();
 }
 
 /// Links `objectPath` into the shared library `outputPath` with clang and

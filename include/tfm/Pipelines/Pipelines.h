@@ -42,6 +42,13 @@ struct TfmLowerToLLVMPipelineOptions
       llvm::cl::desc("Rewrite public functions into the memref entry-point "
                      "ABI (tfm-expose-entry-points) before bufferization"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> bufferCache{
+      *this, "buffer-cache",
+      llvm::cl::desc("Allocate heap buffers through "
+                     "_mlir_memref_to_llvm_alloc/free, which tfm's CPU "
+                     "runtime archive implements as a cache of large "
+                     "blocks; otherwise malloc/free"),
+      llvm::cl::init(true)};
 
   /// The attention lowering options set here.
   AttentionTilingOptions attentionTiling() const;

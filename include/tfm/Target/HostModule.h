@@ -64,6 +64,11 @@ llvm::Error emitHostArtifact(ModuleOp module, const Manifest &manifest,
                              Artifact artifact, llvm::StringRef outputPath,
                              const HostLinkOptions &link);
 
+/// The runtime archive `name` (libtfm_cpu_runtime.a, libtfm_cuda_runtime.a)
+/// that a target links into its libraries, beside this tool's installation
+/// or build tree: <prefix>/bin/tfm-compile and <prefix>/lib/<name>.
+llvm::Expected<std::string> findRuntimeArchive(llvm::StringRef name);
+
 /// `outputPath` opened for writing ("-": stdout), or why not.
 llvm::Expected<std::unique_ptr<llvm::ToolOutputFile>>
 openOutput(llvm::StringRef outputPath);

@@ -99,10 +99,18 @@ private:
 
 llvm::Error CPUTarget::emit(ModuleOp module, const Manifest &manifest,
                             Artifact artifact, llvm::StringRef outputPath) {
-  // libomp runs the parallel tiles; the rpath finds it without setup.
+  // The buffer cache (lib/Runtime/CPU); libomp runs the parallel tiles, and
+  // the rpath finds it without setup.
   HostLinkOptions link;
-  link.libraries = {"-L/usr/lib/llvm-22/lib", "-Wl,-rpath,/usr/lib/llvm-22/lib",
-                    "-lomp", "-lm"};
+  if (artifact == Artifact::Library) {
+    auto runtime = findRuntimeArchive("libtfm_cpu_runtime.a");
+    if (!runtime)
+      return runtime.takeError();
+    link.libraries.push_back(*runtime);
+  }
+  link.libraries.insert(link.libraries.end(),
+                        {"-L/usr/lib/llvm-22/lib",
+                         "-Wl,-rpath,/usr/lib/llvm-22/lib", "-lomp", "-lm"});
   return emitHostArtifact(module, manifest, *machine, optLevel, artifact,
                           outputPath, link);
 }

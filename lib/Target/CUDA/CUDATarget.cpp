@@ -87,21 +87,6 @@ static llvm::Error run(ArrayRef<std::string> command) {
       "\n  command: " + llvm::join(command, " "));
 }
 
-/// libtfm_cuda_runtime.a beside this tool's installation (or build tree):
-/// <prefix>/bin/tfm-compile and <prefix>/lib/libtfm_cuda_runtime.a.
-static llvm::Expected<std::string> findRuntimeArchive() {
-  std::string executable = llvm::sys::fs::getMainExecutable(
-      nullptr, reinterpret_cast<void *>(&findRuntimeArchive));
-  llvm::SmallString<256> path(llvm::sys::path::parent_path(
-      llvm::sys::path::parent_path(executable)));
-  llvm::sys::path::append(path, "lib", "libtfm_cuda_runtime.a");
-  if (!llvm::sys::fs::exists(path))
-    return llvm::createStringError(
-        "cannot find tfm's CUDA runtime library at " + path.str().str() +
-        " (it is built and installed with tfm-compile)");
-  return path.str().str();
-}
-
 namespace {
 
 class CUDATarget final : public TargetBackend {
@@ -287,7 +272,7 @@ llvm::Error CUDATarget::emit(ModuleOp module, const Manifest &manifest,
   HostLinkOptions link;
   link.deviceStatus = "tfmCudaTakeStatus";
   if (artifact == Artifact::Library) {
-    auto runtime = findRuntimeArchive();
+    auto runtime = findRuntimeArchive("libtfm_cuda_runtime.a");
     if (!runtime)
       return runtime.takeError();
     link.libraries = {*runtime, "-lstdc++", "-ldl"};
