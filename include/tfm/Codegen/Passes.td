@@ -86,6 +86,16 @@ def TfmCPUTileProjectionsPass
     that divides `K`; a projection without one is left alone. Weights of any float type are
     widened to f32 as they are packed, and row blocks of a non-f32 `a` as
     they are read.
+
+    Fewer rows than `MR` (a decode step, known only at run time: an
+    `scf.if` picks the form) stream the weights instead, in place, each
+    read once: threads over blocks of up to `4 MR` weight rows; for each row
+    of `a`, lane-wise partial dot products with every weight row of the
+    block (`[1, K/L, L] x [NB, K/L, L] -> [1, NB, L]`, one accumulator per
+    weight row), then their lane sums. The block's rows stay in cache from
+    one row of `a` to the next. Packing would cost more than the products.
+    A projection with no columns or no steps (`N` or `K` = 0) is left alone.
+
     Options: `vector-width` and `register-rows`, defined once for the CPU
     passes that form vector code (`CPUCodegenOptions.def`).
   }];

@@ -207,11 +207,103 @@ Value tileColumns(RewriterBase &rewriter, Location loc, Value a, Value w,
   return forall.getResult(0);
 }
 
+/// y[m, n0 : +count] += a[m, :] · w[n0 : +count, :]ᵀ for a few rows m,
+/// each weight read once from memory, in place: threads over blocks of
+/// `block` weight rows; for each row of `a`, f32 lane-wise partial sums
+/// p[n, l] = Σ_kc a[m, kc·L + l] · w[n, kc·L + l] (L = `lanes`), which
+/// tfm-cpu-vectorize turns into one accumulator per weight row, then
+/// y[m, n] += Σ_l p[n, l]. The block's weight rows stay in cache from one
+/// row of `a` to the next. Returns the updated `y`.
+Value streamColumns(RewriterBase &rewriter, Location loc, Value a, Value w,
+                    Value y, Value fillValue, int64_t lanes, int64_t block,
+                    int64_t n0, int64_t count) {
+  int64_t depth = cast<RankedTensorType>(w.getType()).getDimSize(1);
+  int64_t chunks = depth / lanes;
+  OpFoldResult rowCount = tensor::getMixedSize(rewriter, loc, a, 0);
+  Value rowsValue = getValueOrCreateConstantIndexOp(rewriter, loc, rowCount);
+  auto index = [&](OpBuilder &b, Location l, int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, l, value);
+  };
+  /// [rows, depth] -> [rows, chunks, lanes], a view.
+  auto chunked = [&](OpBuilder &b, Location l, Value tile) -> Value {
+    auto type = cast<RankedTensorType>(tile.getType());
+    return tensor::ExpandShapeOp::create(
+        b, l,
+        RankedTensorType::get({type.getDimSize(0), chunks, lanes},
+                              type.getElementType()),
+        tile, SmallVector<ReassociationIndices>{{0}, {1, 2}});
+  };
+
+  auto forall = scf::ForallOp::create(
+      rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(count / block)},
+      ValueRange{y}, std::nullopt);
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(forall.getBody()->getTerminator());
+  Value nBlock = arith::AddIOp::create(
+      rewriter, loc,
+      arith::MulIOp::create(rewriter, loc, forall.getInductionVar(0),
+                            index(rewriter, loc, block)),
+      index(rewriter, loc, n0));
+  Value weights = chunked(
+      rewriter, loc,
+      slice2D(rewriter, loc, w, nBlock, rewriter.getIndexAttr(0),
+              rewriter.getIndexAttr(block), rewriter.getIndexAttr(depth)));
+  Value yBlock = slice2D(rewriter, loc, forall.getRegionIterArgs()[0],
+                         rewriter.getIndexAttr(0), nBlock, rowCount,
+                         rewriter.getIndexAttr(block));
+  if (fillValue)
+    yBlock = linalg::FillOp::create(rewriter, loc, fillValue, yBlock)
+                 .getResult(0);
+  auto rowLoop = scf::ForOp::create(
+      rewriter, loc, index(rewriter, loc, 0), rowsValue,
+      index(rewriter, loc, 1), ValueRange{yBlock},
+      [&](OpBuilder &b, Location l, Value m, ValueRange carried) {
+        LinalgBuilder lb(b, l);
+        Value row = chunked(b, l,
+                            slice2D(b, l, a, m, b.getIndexAttr(0),
+                                    b.getIndexAttr(1),
+                                    b.getIndexAttr(depth)));
+        SmallVector<OpFoldResult> partialSizes{
+            b.getIndexAttr(1), b.getIndexAttr(block), b.getIndexAttr(lanes)};
+        Value partial = lb.generic(
+            {row, weights}, {lb.map(4, {0, 2, 3}), lb.map(4, {1, 2, 3})},
+            lb.filledF32(partialSizes, 0.0), lb.map(4, {0, 1, 3}),
+            {Iter::parallel, Iter::parallel, Iter::reduction, Iter::parallel},
+            [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+              Value product = arith::MulFOp::create(
+                  nb, nl, LinalgBuilder::toF32(nb, nl, args[0]),
+                  LinalgBuilder::toF32(nb, nl, args[1]));
+              return arith::AddFOp::create(nb, nl, args[2], product);
+            });
+        Value out = slice2D(b, l, carried[0], m, b.getIndexAttr(0),
+                            b.getIndexAttr(1), b.getIndexAttr(block));
+        Value sums = lb.generic(
+            {partial}, {lb.map(3, {0, 1, 2})}, out, lb.map(3, {0, 1}),
+            {Iter::parallel, Iter::parallel, Iter::reduction},
+            [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+              return arith::AddFOp::create(nb, nl, args[1], args[0]);
+            });
+        scf::YieldOp::create(
+            b, l,
+            insert2D(b, l, sums, carried[0], m, b.getIndexAttr(0),
+                     b.getIndexAttr(1), b.getIndexAttr(block)));
+      });
+  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+  OpFoldResult one = rewriter.getIndexAttr(1);
+  tensor::ParallelInsertSliceOp::create(
+      rewriter, loc, rowLoop.getResult(0), forall.getRegionIterArgs()[0],
+      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0), nBlock},
+      ArrayRef<OpFoldResult>{rowCount, rewriter.getIndexAttr(block)},
+      ArrayRef<OpFoldResult>{one, one});
+  return forall.getResult(0);
+}
+
 /// Replaces the projection `op` by the loops of the file comment: over the
 /// columns that whole `main` blocks cover, then, where N has columns left
 /// (a vocabulary of 1000 with 32-column blocks), over those with `tail`.
 void tileProjection(RewriterBase &rewriter, linalg::GenericOp op,
-                    const Blocking &main, std::optional<Blocking> tail) {
+                    const Blocking &main, std::optional<Blocking> tail,
+                    int64_t lanes) {
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   Value a = op.getDpsInputs()[0], w = op.getDpsInputs()[1];
@@ -230,12 +322,43 @@ void tileProjection(RewriterBase &rewriter, linalg::GenericOp op,
                                              empty.getDynamicSizes());
   int64_t columns = cast<RankedTensorType>(w.getType()).getDimSize(0);
   int64_t mainColumns = tail ? columns - tail->block : columns;
-  if (mainColumns)
-    y = tileColumns(rewriter, loc, a, w, y, fillValue, main, 0, mainColumns);
-  if (tail)
-    y = tileColumns(rewriter, loc, a, w, y, fillValue, *tail, mainColumns,
-                    tail->block);
-  rewriter.replaceOp(op, y);
+  auto blocked = [&](OpBuilder &b, Location l) {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(b.getInsertionBlock(), b.getInsertionPoint());
+    Value result = y;
+    if (mainColumns)
+      result = tileColumns(rewriter, l, a, w, result, fillValue, main, 0,
+                           mainColumns);
+    if (tail)
+      result = tileColumns(rewriter, l, a, w, result, fillValue, *tail,
+                           mainColumns, tail->block);
+    scf::YieldOp::create(rewriter, l, result);
+  };
+  // Up to 4 register blocks of weight rows per thread iteration: a block
+  // stays in L1/L2 across the rows of `a`, and N = 2048 gives 64 of them to
+  // share out.
+  int64_t streamBlock =
+      blockSize(mainColumns, main.rows, 4 * main.rows);
+  auto streamed = [&](OpBuilder &b, Location l) {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(b.getInsertionBlock(), b.getInsertionPoint());
+    Value result = y;
+    if (mainColumns)
+      result = streamColumns(rewriter, l, a, w, result, fillValue, lanes,
+                             streamBlock, 0, mainColumns);
+    if (tail)
+      result = streamColumns(rewriter, l, a, w, result, fillValue, lanes,
+                             tail->block, mainColumns, tail->block);
+    scf::YieldOp::create(rewriter, l, result);
+  };
+  // Fewer rows than a register block (a decode step) stream the weights
+  // instead: packing them would cost more than the products.
+  Value rows = tensor::DimOp::create(rewriter, loc, a, 0);
+  Value fewRows = arith::CmpIOp::create(
+      rewriter, loc, arith::CmpIPredicate::ult, rows,
+      arith::ConstantIndexOp::create(rewriter, loc, main.rows));
+  auto branch = scf::IfOp::create(rewriter, loc, fewRows, streamed, blocked);
+  rewriter.replaceOp(op, branch.getResult(0));
 }
 
 struct TfmCPUTileProjectionsPass
@@ -254,6 +377,9 @@ struct TfmCPUTileProjectionsPass
     for (linalg::GenericOp op : projections) {
       auto weights = cast<RankedTensorType>(op.getDpsInputs()[1].getType());
       int64_t columns = weights.getDimSize(0);
+      // Nothing to block without columns or steps (y = 0, or the bias).
+      if (columns == 0 || weights.getDimSize(1) == 0)
+        continue;
       Blocking main;
       main.rows = registerRows;
       main.depth =
@@ -276,7 +402,7 @@ struct TfmCPUTileProjectionsPass
         tail = main;
         tail->columns = tail->block = left;
       }
-      tileProjection(rewriter, op, main, tail);
+      tileProjection(rewriter, op, main, tail, vectorWidth);
     }
   }
 };

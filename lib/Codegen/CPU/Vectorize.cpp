@@ -148,9 +148,14 @@ std::optional<RegisterTile> laneContractionTile(linalg::LinalgOp op,
       }))
     return std::nullopt;
   RegisterTile tile{SmallVector<int64_t>(bounds.size(), 1), {}};
-  tile.sizes[dims->m[0]] = largestDivisor(bounds[dims->m[0]], registerRows);
+  unsigned m = dims->m[0], n = dims->n[0];
+  tile.sizes[m] = largestDivisor(bounds[m], registerRows);
+  // One row of A (a decode step's projection): that many rows of B at once
+  // instead, so that the FMAs form independent chains.
+  if (tile.sizes[m] == 1)
+    tile.sizes[n] = largestDivisor(bounds[n], registerRows);
   tile.sizes[lane] = bounds[lane];
-  tile.order = {dims->n[0], dims->m[0], dims->k[0], lane};
+  tile.order = {n, m, dims->k[0], lane};
   return tile;
 }
 

@@ -2,16 +2,20 @@
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tfm-cpu-tile-projections{register-rows=0}))' 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: error: vector-width and register-rows must be positive, got vector-width=16 register-rows=0
 
-// A projection over a run-time number of rows: threads over blocks of 128
-// output columns, Kᵀ panels of 128 steps packed once per block, 8 x 32
-// register blocks of static shape over the rows, then the remaining rows
-// one at a time. The output block is filled by the thread that owns it,
-// inside a buffer of the projection's own.
+// A projection over a run-time number of rows: fewer rows than a register
+// block (a decode step) stream the weights (next case); otherwise threads
+// over blocks of 128 output columns, Kᵀ panels of 128 steps packed once per
+// block, 8 x 32 register blocks of static shape over the rows, then the
+// remaining rows one at a time. The output block is filled by the thread
+// that owns it, inside a buffer of the projection's own.
 // CHECK-LABEL: func.func @dynamic_rows
 // CHECK-SAME: (%[[X:.+]]: tensor<?x?x256xf32>, %[[W:.+]]: tensor<512x256xf32>)
 // CHECK: %[[ROWS:.+]] = tensor.collapse_shape %[[X]] {{\[\[}}0, 1], [2]] : tensor<?x?x256xf32> into tensor<?x256xf32>
 // CHECK: %[[M:.+]] = tensor.dim %[[ROWS]], %c0
 // CHECK: %[[OUT:.+]] = bufferization.alloc_tensor(%[[M]]) : tensor<?x512xf32>
+// CHECK: %[[FEW:.+]] = arith.cmpi ult, %[[M]], %c8
+// CHECK: %[[RESULT:.+]] = scf.if %[[FEW]]
+// CHECK: } else {
 // CHECK: scf.forall (%[[J:.+]]) in (4) shared_outs(%[[SHARED:.+]] = %[[OUT]])
 // CHECK:   %[[N0:.+]] = arith.muli %[[J]], %c128
 // CHECK:   %[[BLOCK:.+]] = tensor.extract_slice %[[SHARED]][0, %[[N0]]] [%[[M]], 128]
@@ -30,10 +34,33 @@
 // CHECK:         linalg.matmul ins(%{{.+}}, %[[PANEL]] : tensor<1x128xf32>, tensor<128x32xf32>) outs(%{{.+}} : tensor<1x32xf32>)
 // CHECK:   scf.forall.in_parallel
 // CHECK:     tensor.parallel_insert_slice %{{.+}} into %[[SHARED]][0, %[[N0]]] [%[[M]], 128]
-// CHECK: tensor.expand_shape %{{.+}} {{\[\[}}0, 1], [2]] output_shape [%{{.+}}, %{{.+}}, 512]
+// CHECK: tensor.expand_shape %[[RESULT]] {{\[\[}}0, 1], [2]] output_shape [%{{.+}}, %{{.+}}, 512]
 func.func @dynamic_rows(%x: tensor<?x?x256xf32>, %w: tensor<512x256xf32>) -> tensor<?x?x512xf32> {
   %y = tfm.linear %x, %w : (tensor<?x?x256xf32>, tensor<512x256xf32>) -> tensor<?x?x512xf32>
   return %y : tensor<?x?x512xf32>
+}
+
+// -----
+
+// The streamed form of a decode step: threads over blocks of 32 weight rows
+// (4 register blocks), read in place; for each row of x, 16-lane partial
+// dot products with every weight row of the block, then their lane sums.
+// CHECK-LABEL: func.func @few_rows_stream_weights
+// CHECK-SAME: (%[[X:.+]]: tensor<?x256xf32>, %[[W:.+]]: tensor<512x256xf32>)
+// CHECK: scf.if
+// CHECK:   scf.forall (%[[J:.+]]) in (16) shared_outs(%[[SHARED:.+]] = %{{.+}})
+// CHECK:     %[[N0:.+]] = arith.muli %[[J]], %c32
+// CHECK:     %[[WROWS:.+]] = tensor.extract_slice %[[W]][%[[N0]], 0] [32, 256]
+// CHECK:     %[[WCHUNKS:.+]] = tensor.expand_shape %[[WROWS]] {{\[\[}}0], [1, 2]] output_shape [32, 16, 16]
+// CHECK:     scf.for %[[M:.+]] = %c0 to %{{.+}} step %c1
+// CHECK:       %[[ROW:.+]] = tensor.extract_slice %[[X]][%[[M]], 0] [1, 256]
+// CHECK:       %[[CHUNKS:.+]] = tensor.expand_shape %[[ROW]]
+// CHECK:       %[[PARTIAL:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%[[CHUNKS]], %[[WCHUNKS]] : tensor<1x16x16xf32>, tensor<32x16x16xf32>) outs(%{{.+}} : tensor<1x32x16xf32>)
+// CHECK:       linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[PARTIAL]] : tensor<1x32x16xf32>) outs(%{{.+}} : tensor<1x32xf32>)
+// CHECK: } else {
+func.func @few_rows_stream_weights(%x: tensor<?x256xf32>, %w: tensor<512x256xf32>) -> tensor<?x512xf32> {
+  %y = tfm.linear %x, %w : (tensor<?x256xf32>, tensor<512x256xf32>) -> tensor<?x512xf32>
+  return %y : tensor<?x512xf32>
 }
 
 // -----
@@ -81,8 +108,7 @@ func.func @one_vector_columns(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> te
 // CHECK: tensor.extract_slice %[[W]][96, 0] [5, 64]
 // CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x64xf32>, tensor<64x5xf32>) outs(%{{.+}} : tensor<8x5xf32>)
 // CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<1x64xf32>, tensor<64x5xf32>) outs(%{{.+}} : tensor<1x5xf32>)
-// CHECK: %[[RESULT:.+]] = tensor.insert_slice %{{.+}} into %[[WITH_MAIN]][0, 96] [%{{.+}}, 5]
-// CHECK: return %[[RESULT]]
+// CHECK: tensor.insert_slice %{{.+}} into %[[WITH_MAIN]][0, 96] [%{{.+}}, 5]
 func.func @odd_columns(%x: tensor<?x64xf32>, %w: tensor<101x64xf32>) -> tensor<?x101xf32> {
   %y = tfm.linear %x, %w : (tensor<?x64xf32>, tensor<101x64xf32>) -> tensor<?x101xf32>
   return %y : tensor<?x101xf32>
