@@ -57,12 +57,13 @@ struct EntrySize {
   }
 };
 
-/// Two sizes that must be equal, or an index input that must lie in
-/// [0, bound).
+/// Two sizes that must be equal, a size that must be at least a constant,
+/// or an index input that must lie in [0, bound).
 struct Requirement {
-  enum Kind { Equal, InRange } kind;
-  unsigned lhs, rhs; // probe numbers (rhs unused for InRange)
+  enum Kind { Equal, AtLeast, InRange } kind;
+  unsigned lhs, rhs; // probe numbers (rhs only for Equal)
   unsigned indexArgument = 0;
+  int64_t minimum = 0; // AtLeast
 };
 
 class CheckBuilder {
@@ -171,16 +172,30 @@ void CheckBuilder::collectAssertedRequirements() {
   for (auto assertion : llvm::make_early_inc_range(
            func.getBody().front().getOps<cf::AssertOp>())) {
     auto compare = assertion.getArg().getDefiningOp<arith::CmpIOp>();
-    if (!compare || compare.getPredicate() != arith::CmpIPredicate::eq)
+    if (!compare)
       continue;
     auto lhs = compare.getLhs().getDefiningOp<tensor::DimOp>();
     auto rhs = compare.getRhs().getDefiningOp<tensor::DimOp>();
     std::optional<int64_t> lhsDim = lhs ? lhs.getConstantIndex() : std::nullopt;
     std::optional<int64_t> rhsDim = rhs ? rhs.getConstantIndex() : std::nullopt;
-    if (!lhsDim || !rhsDim)
+    APInt minimum;
+    if (compare.getPredicate() == arith::CmpIPredicate::eq && lhsDim &&
+        rhsDim) {
+      // dim(a, i) == dim(b, j)
+      requirements.push_back({Requirement::Equal,
+                              probe(lhs.getSource(), *lhsDim),
+                              probe(rhs.getSource(), *rhsDim)});
+    } else if (compare.getPredicate() == arith::CmpIPredicate::sge &&
+               lhsDim &&
+               matchPattern(compare.getRhs(), m_ConstantInt(&minimum))) {
+      // dim(a, i) >= constant
+      Requirement requirement{Requirement::AtLeast,
+                              probe(lhs.getSource(), *lhsDim), 0};
+      requirement.minimum = minimum.getSExtValue();
+      requirements.push_back(requirement);
+    } else {
       continue;
-    requirements.push_back({Requirement::Equal, probe(lhs.getSource(), *lhsDim),
-                            probe(rhs.getSource(), *rhsDim)});
+    }
     assertion.erase();
   }
 }
@@ -338,6 +353,17 @@ void CheckBuilder::run() {
       ok = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq,
                                  materialize(builder, a),
                                  materialize(builder, b));
+    } else if (requirement.kind == Requirement::AtLeast) {
+      if (lhs->constant)
+        continue;
+      message = llvm::formatv("{0} must be at least {1}", describe(*lhs),
+                              requirement.minimum)
+                    .str();
+      if (llvm::is_contained(seen, message))
+        continue;
+      ok = arith::CmpIOp::create(
+          builder, loc, arith::CmpIPredicate::sge, materialize(builder, *lhs),
+          arith::ConstantIndexOp::create(builder, loc, requirement.minimum));
     } else {
       auto name = func.getArgAttrOfType<StringAttr>(requirement.indexArgument,
                                                     kNameAttr);

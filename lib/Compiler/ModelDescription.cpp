@@ -7,6 +7,7 @@
 #include "tfm/Support/InputLimits.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -44,6 +45,9 @@ struct ModelConfig {
   /// Parameter names and layouts: Hugging Face LLaMA/Mistral, or GPT-2
   /// (fused c_attn, Conv1D [in, out] weights).
   bool gpt2Naming = false;
+  /// Logits of every position, or of the last one only (a prompt before
+  /// generation): [B, 1, vocab].
+  bool lastLogitsOnly = false;
 };
 
 /// More layers than any model has; the compile time grows with each.
@@ -231,6 +235,10 @@ llvm::Expected<ModelConfig> parseConfig(llvm::StringRef json) {
   if (auto error = reader.choice("naming", naming, {"llama", "gpt2"}))
     return std::move(error);
   config.gpt2Naming = naming == "gpt2";
+  std::string logits = "all";
+  if (auto error = reader.choice("logits", logits, {"all", "last"}))
+    return std::move(error);
+  config.lastLogitsOnly = logits == "last";
 
   // "positions": {"kind": "rope", "theta": 10000.0, "style": "half"} or
   //              {"kind": "learned", "max_positions": 1024}
@@ -362,6 +370,7 @@ private:
   Value transposed(Value weight);
   Value rows(Value value, int64_t offset, int64_t count);
   Value decoderBlock(int64_t layer, Value x, Value positions);
+  Value lastPosition(Value logits, Value ids);
 
   const ModelConfig &config;
   OpBuilder b;
@@ -392,6 +401,28 @@ Value ModelBuilder::rows(Value value, int64_t offset, int64_t count) {
   offsets[0] = b.getIndexAttr(offset);
   sizes[0] = b.getIndexAttr(count);
   return tensor::ExtractSliceOp::create(b, loc, value, offsets, sizes, strides);
+}
+
+/// logits[:, S-1 : S, :], for ids of S >= 1 positions (a runtime check).
+/// Written after the LM head; tfm-fuse-row-selection moves the selection
+/// before every row-wise op it follows, the LM head first.
+Value ModelBuilder::lastPosition(Value logits, Value ids) {
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value length = tensor::DimOp::create(b, loc, ids, 1);
+  Value nonEmpty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                         length, one);
+  cf::AssertOp::create(b, loc, nonEmpty,
+                       "'logits': \"last\" needs at least one position");
+  Value last = arith::SubIOp::create(b, loc, length, one);
+  OpFoldResult zero = b.getIndexAttr(0), unit = b.getIndexAttr(1);
+  SmallVector<OpFoldResult> offsets{zero, last, zero};
+  // The batch size read off the ids: the selection must be the logits'
+  // only user for tfm-fuse-row-selection to move it.
+  SmallVector<OpFoldResult> sizes{tensor::getMixedSize(b, loc, ids, 0), unit,
+                                  b.getIndexAttr(config.vocabSize)};
+  return tensor::ExtractSliceOp::create(
+      b, loc, tensor({ShapedType::kDynamic, 1, config.vocabSize}), logits,
+      offsets, sizes, SmallVector<OpFoldResult>(3, unit));
 }
 
 /// GPT-2 names and layouts: fused c_attn [D, 3D] split into q/k/v, Conv1D
@@ -521,6 +552,8 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
                                {config.vocabSize, config.dModel});
   Value logits = LinearOp::create(b, loc, tensor({dyn, dyn, config.vocabSize}),
                                   h, head, Value());
+  if (config.lastLogitsOnly)
+    logits = lastPosition(logits, ids);
   func::ReturnOp::create(b, loc, logits);
 
   func.setFunctionType(b.getFunctionType(entry->getArgumentTypes(),
@@ -551,7 +584,8 @@ mlir::tfm::buildModelFromJSON(llvm::StringRef json, MLIRContext *context) {
   if (!config)
     return config.takeError();
   context->loadDialect<TfmDialect, func::FuncDialect, arith::ArithDialect,
-                       linalg::LinalgDialect, tensor::TensorDialect>();
+                       cf::ControlFlowDialect, linalg::LinalgDialect,
+                       tensor::TensorDialect>();
   OwningOpRef<ModuleOp> module = ModelBuilder(*config, context).build();
   if (failed(verify(*module)))
     return llvm::createStringError(

@@ -56,10 +56,11 @@ void mlir::tfm::buildTfmToLinalgStage(OpPassManager &pm,
   // Fold masks-as-data into structure, tile attention, then lower the rest
   // to linalg on tensors.
   pm.addPass(createCanonicalizerPass());
-  if (!tiling.referenceAttention) {
+  if (!tiling.referenceAttention)
     pm.addPass(createTfmDecomposePass());
+  pm.addPass(createTfmFuseRowSelectionPass());
+  if (!tiling.referenceAttention)
     pm.addPass(createTfmTileAttentionPass(tiling));
-  }
   pm.addPass(createConvertTfmToLinalgPass());
   pm.addPass(createConvertElementwiseToLinalgPass()); // residual arith.addf
   pm.addPass(createCanonicalizerPass());

@@ -66,3 +66,31 @@ func.func @static_needs_no_checks(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   } -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
+
+// -----
+
+// Asserted sizes become checks too, and the asserts go: two dims that must
+// be equal (what tiling assumes) and a dim with a lower bound (a model's
+// last position).
+// CHECK-LABEL: func.func @asserted_sizes
+// CHECK-SAME: tfm.checks = ["dim 0 of 'x' must equal dim 0 of 'y'", "dim 1 of 'x' must be at least 1"
+// CHECK-NOT: cf.assert
+// CHECK: %[[ROWS:.+]] = memref.dim %{{.+}}, %c1
+// CHECK: arith.cmpi sge, %[[ROWS]], %c1
+// CHECK: scf.if
+func.func @asserted_sizes(%x: tensor<?x?xf32> {tfm.name = "x"},
+                          %y: tensor<?x?xf32> {tfm.name = "y"})
+    -> (tensor<?x1xf32> {tfm.name = "out"}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %bx = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %by = tensor.dim %y, %c0 : tensor<?x?xf32>
+  %same = arith.cmpi eq, %bx, %by : index
+  cf.assert %same, "rows of x and y"
+  %s = tensor.dim %x, %c1 : tensor<?x?xf32>
+  %nonempty = arith.cmpi sge, %s, %c1 : index
+  cf.assert %nonempty, "a last column"
+  %last = arith.subi %s, %c1 : index
+  %r = tensor.extract_slice %x[0, %last] [%bx, 1] [1, 1] : tensor<?x?xf32> to tensor<?x1xf32>
+  return %r : tensor<?x1xf32>
+}

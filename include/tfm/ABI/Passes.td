@@ -65,7 +65,8 @@ def TfmInsertRuntimeChecksPass
     - every pair of dynamic dims that index the same loop of a linalg op
       must be equal (e.g. `position_ids` and `input_ids` lengths);
     - every `cf.assert` of `tensor.dim == tensor.dim` (how tiling states what
-      its loops assume) holds; such asserts are removed;
+      its loops assume) or of `tensor.dim >= constant` (a model's last
+      position needs one) holds; such asserts are removed;
     - every output buffer must have the shape of the result written to it;
     - every integer input used as a gather index (`tfm.embedding` ids) must
       lie in `[0, rows)`.

@@ -116,6 +116,39 @@ for dtype, layers in [("bf16", 1), ("f16", 2)]:
     failures += not ok
     print(f"{'PASS' if ok else 'FAIL'} llama_tied {dtype}: error {error:.2e} (tolerance 1e-02)")
 
+# "logits": "last": the last position's logits only, [B, 1, vocab]; the LM
+# head, the final norm and (pre-norm) the last layer's FFN run on those rows
+# alone (tfm-fuse-row-selection). Every norm kind and placement, GPT-2
+# naming, tied and untied heads; B = 0 and S = 1 too. S = 0 has no last
+# position: the compiled code refuses it.
+for name in ("llama_tied", "mistral_window", "gpt2_like", "gpt2_checkpoint_names",
+             "post_norm_relu"):
+    config = dict(MODELS[name], logits="last")
+    forward = runtime.Library(compiler.compile_model(
+        config, workdir / f"{name}_last.so"))["forward"]
+    params = {s["name"]: (rng.standard_normal(s["shape"]) / np.sqrt(s["shape"][-1]) + (
+        1.0 if len(s["shape"]) == 1 and s["name"].endswith("weight") else 0.0)).astype(np.float32)
+              for s in forward.inputs[2:]}
+    for batch, length in [(2, 11), (1, 1), (0, 3)]:
+        ids = rng.integers(0, config["vocab_size"], (batch, length)).astype(np.int32)
+        positions = np.tile(np.arange(length, dtype=np.int32), (batch, 1))
+        logits = forward(ids, positions, *params.values())
+        expected = reference.language_model(config, params, ids, positions)[:, -1:]
+        error = (np.abs(logits - expected).max() / np.abs(expected).max()
+                 if expected.size else 0.0)
+        ok = logits.shape == expected.shape and error <= 1e-5
+        failures += not ok
+        print(f"{'PASS' if ok else 'FAIL'} {name} last logits B={batch} S={length}: "
+              f"error {error:.2e} (tolerance 1e-05)")
+    try:
+        forward(np.zeros((2, 0), np.int32), np.zeros((2, 0), np.int32), *params.values())
+        print(f"FAIL {name} last logits S=0: no error")
+        failures += 1
+    except runtime.RuntimeCheckError as error:
+        ok = "dim 1 of 'input_ids' must be at least 1" in str(error)
+        failures += not ok
+        print(f"{'PASS' if ok else 'FAIL'} {name} last logits S=0 refused: {error}")
+
 # Inputs are checked against the manifest before anything runs.
 forward = runtime.Library(workdir / "post_norm_relu.so")["forward"]
 ids = np.zeros((1, 4), np.int32)

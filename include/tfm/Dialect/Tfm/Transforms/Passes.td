@@ -40,6 +40,42 @@ def TfmDecomposePass : Pass<"tfm-decompose"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def TfmFuseRowSelectionPass : Pass<"tfm-fuse-row-selection"> {
+  let summary = "select rows before the row-wise ops that produce them";
+  let description = [{
+    A `tensor.extract_slice` that selects rows (leading dims; unit strides,
+    the last dim whole) of the result of a row-wise op becomes the same op
+    on the selected rows of its row-wise operands, repeatedly: the input of
+    `tfm.linear`, `tfm.rms_norm`, `tfm.layer_norm` and `tfm.ffn`, the ids of
+    `tfm.embedding`, and every operand of an elementwise op (`arith.addf`
+    residuals). It stops at ops whose rows mix (attention) and at values
+    used other than through the same selection, which would then be
+    computed twice. A model description with `"logits": "last"` selects the
+    last position after its LM head; this pass moves the selection before
+    the LM head, the final norm and, in a pre-norm model, the last layer's
+    FFN, its residual adds and its output projection.
+
+    Before:
+
+    ```mlir
+    %n = tfm.rms_norm %h, %g eps(1.0e-05) : (...) -> tensor<?x?x64xf32>
+    %l = tfm.linear %n, %w : (...) -> tensor<?x?x1000xf32>
+    %last = tensor.extract_slice %l[0, %s1, 0] [%b, 1, 1000] [1, 1, 1]
+        : tensor<?x?x1000xf32> to tensor<?x1x1000xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %h1 = tensor.extract_slice %h[0, %s1, 0] [%b, 1, 64] [1, 1, 1]
+        : tensor<?x?x64xf32> to tensor<?x1x64xf32>
+    %n = tfm.rms_norm %h1, %g eps(1.0e-05) : (...) -> tensor<?x1x64xf32>
+    %last = tfm.linear %n, %w : (...) -> tensor<?x1x1000xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 def TfmTileAttentionPass : Pass<"tfm-tile-attention"> {
   let summary = "tile tfm.attention into loops of tfm.online_attention steps";
   let description = [{

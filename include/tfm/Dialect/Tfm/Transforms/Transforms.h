@@ -14,6 +14,10 @@ namespace tfm {
 /// primitive tfm ops.
 void populateTfmDecompositionPatterns(RewritePatternSet &patterns);
 
+/// Patterns that select rows before the row-wise ops that produce them
+/// (tfm-fuse-row-selection).
+void populateTfmRowSelectionPatterns(RewritePatternSet &patterns);
+
 /// Patterns that tile tfm.attention into loops over (batch, key/value head,
 /// query tile) and key tiles with online softmax (tfm-tile-attention).
 void populateTfmTileAttentionPatterns(RewritePatternSet &patterns,
