@@ -168,6 +168,19 @@ def parse(line):
     return dict(field.split("=", 1) for field in line.split()[1:])
 
 
+# OpenBLAS cores with AVX-512 kernels, and with AVX2 kernels.
+AVX512_CORES = {"SkylakeX", "Cooperlake", "SapphireRapids"}
+AVX2_CORES = {"Haswell", "Zen"} | AVX512_CORES
+
+
+def cpu_flags():
+    """The flags of the first CPU in /proc/cpuinfo."""
+    for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("flags"):
+            return set(line.split(":", 1)[1].split())
+    return set()
+
+
 class Runner:
     """Runs the subprocesses of one benchmark run."""
 
@@ -178,10 +191,31 @@ class Runner:
                         OPENBLAS_NUM_THREADS=str(args.threads))
         # OPENBLAS_CORETYPE=Haswell would pin OpenBLAS to AVX2 kernels.
         self.env.pop("OPENBLAS_CORETYPE", None)
+        self.openblas = self.choose_openblas_core()
         if args.quick:
             self.policy = ["1", "0.1", "2"]
         else:
             self.policy = ["3", "1.0", "10"]
+
+    def choose_openblas_core(self):
+        """Says which kernels OpenBLAS runs, and sets OPENBLAS_CORETYPE for
+        every baseline (sgemm, the naive attention, PyTorch) where OpenBLAS
+        0.3.21 picks worse ones than the CPU has: it does not know recent
+        Intel Xeons and falls back to Prescott (SSE3), a fifth of the sgemm
+        rate of its AVX-512 kernels there."""
+        found, why = self.run([self.baselines, "sgemm", 64, 1])
+        assert found, why
+        core, flags = found["core"], cpu_flags()
+        better = None
+        if "avx512f" in flags and core not in AVX512_CORES:
+            better = "Cooperlake" if "avx512_bf16" in flags else "SkylakeX"
+        elif "avx2" in flags and core not in AVX2_CORES:
+            better = "Haswell"
+        if not better:
+            return f"OpenBLAS picks {core} kernels itself, OPENBLAS_CORETYPE unset"
+        self.env["OPENBLAS_CORETYPE"] = better
+        return (f"OpenBLAS picks {core} kernels on this CPU: "
+                f"OPENBLAS_CORETYPE={better} for every OpenBLAS baseline")
 
     def run(self, command):
         """The result line of `command`, or (None, why it gave none)."""
@@ -350,7 +384,8 @@ def main():
 
     print(machine())
     print(f"threads: {args.threads} (OMP_NUM_THREADS for tfm and the triad, "
-          f"OPENBLAS_NUM_THREADS for naive and sgemm; OPENBLAS_CORETYPE unset)")
+          f"OPENBLAS_NUM_THREADS for naive and sgemm)")
+    print(runner.openblas)
     tool = compiler._tfm_compile()
     built = modified(tool)
     print(f"tfm-compile: {tool} (built {built})")

@@ -31,20 +31,29 @@ QUICK = {"vocab_size": 4000, "d_model": 512, "num_layers": 2, "num_heads": 8,
          "num_kv_heads": 2, "d_ff": 1376}
 
 
-def flops(config, batch, length):
+def flops(config, batch, length, logits="all"):
     """2 per weight per token for the projections, FFN and LM head; 4·D per
-    visible (query, key) pair and query head for attention (causal)."""
+    visible (query, key) pair and query head for attention (causal). With
+    the last position's logits only, the last layer's output projection and
+    FFN and the LM head count one row per sequence (what both tfm and the
+    PyTorch forward compute then, as llama.cpp does)."""
     d, layers = config["d_model"], config["num_layers"]
     head_dim = d // config["num_heads"]
     kv_rows = config["num_kv_heads"] * head_dim
-    layer = 2 * d * d + 2 * kv_rows * d + 3 * d * config["d_ff"]
-    per_token = 2 * (layers * layer + config["vocab_size"] * d)
+    qkv = d * d + 2 * kv_rows * d
+    after_attention = d * d + 3 * d * config["d_ff"]
     pairs = length * (length + 1) // 2
-    return batch * (length * per_token + pairs * 4 * head_dim * config["num_heads"] * layers)
+    attention = pairs * 4 * head_dim * config["num_heads"] * layers
+    rows = 1 if logits == "last" else length
+    weights = ((layers * qkv + (layers - 1) * after_attention) * length
+               + (after_attention + config["vocab_size"] * d) * rows)
+    return batch * (2 * weights + attention)
 
 
-def torch_logits(config, weights, ids, positions):
-    """The Hugging Face LLaMA forward pass, written out in PyTorch."""
+def torch_logits(config, weights, ids, positions, logits="all"):
+    """The Hugging Face LLaMA forward pass, written out in PyTorch; with
+    `logits="last"`, the last layer's output projection, FFN and LM head on
+    the last position only."""
     import torch
 
     w = {name: torch.from_numpy(array) for name, array in weights.items()}
@@ -79,17 +88,22 @@ def torch_logits(config, weights, ids, positions):
             v = v.repeat_interleave(heads // kv_heads, dim=1)
             scores = q @ k.transpose(-1, -2) / math.sqrt(head_dim) + causal
             attention = (scores.softmax(-1) @ v).transpose(1, 2).reshape(batch, length, -1)
+            if logits == "last" and layer == config["num_layers"] - 1:
+                x, attention = x[:, -1:], attention[:, -1:]
             x = x + attention @ w[p + "self_attn.o_proj.weight"].T
             h = norm(x, w[p + "post_attention_layernorm.weight"])
             gate = torch.nn.functional.silu(h @ w[p + "mlp.gate_proj.weight"].T)
             x = x + (gate * (h @ w[p + "mlp.up_proj.weight"].T)) @ w[p + "mlp.down_proj.weight"].T
-        return (norm(x, w["model.norm.weight"]) @ w["lm_head.weight"].T).numpy()
+        head = w.get("lm_head.weight", w["model.embed_tokens.weight"])  # tied
+        return (norm(x, w["model.norm.weight"]) @ head.T).numpy()
 
 
-def worker(impl, directory, reps):
-    """Times one implementation on the weights and tokens in `directory`."""
+def worker(impl, directory, logits, length, reps):
+    """Times one implementation on the weights in `directory` and the
+    tokens of `length` positions there."""
     config = json.loads((directory / "model.json").read_text())
-    ids, positions = np.load(directory / "ids.npy"), np.load(directory / "positions.npy")
+    ids = np.load(directory / f"ids-{length}.npy")
+    positions = np.load(directory / f"positions-{length}.npy")
     weights = dict(np.load(directory / "weights.npz"))
     kernels = "-"
     if impl == "torch":
@@ -100,47 +114,30 @@ def worker(impl, directory, reps):
         core = ctypes.CDLL("libopenblas.so.0").openblas_get_corename
         core.restype = ctypes.c_char_p
         kernels = core().decode()
-        call = lambda: torch_logits(config, weights, ids, positions)  # noqa: E731
+        call = lambda: torch_logits(config, weights, ids, positions, logits)  # noqa: E731
     else:
-        forward = runtime.Library(directory / "model.so")["forward"]
-        params = [weights[s["name"]] for s in forward.inputs[2:]]
-        call = lambda: forward(ids, positions, *params)  # noqa: E731
-    logits = call()  # warm-up
+        forward = runtime.Library(directory / f"model-{logits}.so")["forward"]
+        call = forward.bind(ids, positions, *[weights[s["name"]] for s in forward.inputs[2:]])
+    result = call()  # warm-up
     seconds = []
     for _ in range(reps):
         start = time.perf_counter()
         call()
         seconds.append(time.perf_counter() - start)
-    np.save(directory / f"logits-{impl}.npy", logits)
+    np.save(directory / f"logits-{impl}.npy", result)
     print(f"model seconds={np.median(seconds):.6f} reps={reps} kernels={kernels}")
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true",
-                        help="a small model and fewer repeats")
-    parser.add_argument("--layers", type=int, help="override num_layers")
-    parser.add_argument("--batch", type=int, default=1)
-    parser.add_argument("--seq", type=int, default=128, help="tokens per sequence")
-    parser.add_argument("--reps", type=int, help="timed calls (default 3, --quick 1)")
-    parser.add_argument("--threads", type=int,
-                        default=int(os.environ.get("BENCH_THREADS", os.cpu_count())),
-                        help="threads (default $BENCH_THREADS, else the cpus)")
-    parser.add_argument("--timeout", type=int, default=1800,
-                        help="seconds per implementation before it is skipped")
-    args = parser.parse_args()
-    config = dict(QUICK if args.quick else FULL)
-    if args.layers:
-        config["num_layers"] = args.layers
-    reps = args.reps or (1 if args.quick else 3)
-    runner = Runner(args)
-
-    directory = BENCH / ".build" / "model"
+def prepare(directory, config, batch, lengths, logits_modes):
+    """Compiles the model for each logits mode, draws its weights and the
+    token ids of each length; returns the weights and compile seconds."""
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "model.json").write_text(json.dumps(config))
     start = time.perf_counter()
-    forward = runtime.Library(compiler.compile_model(config, directory / "model.so"))["forward"]
-    compile_seconds = time.perf_counter() - start
+    for logits in logits_modes:
+        forward = runtime.Library(compiler.compile_model(
+            dict(config, logits=logits), directory / f"model-{logits}.so"))["forward"]
+    compile_seconds = (time.perf_counter() - start) / len(logits_modes)
     rng = np.random.default_rng(0)
     weights = {}
     for spec in forward.inputs[2:]:
@@ -151,50 +148,111 @@ def main():
             scale = 1 / math.sqrt(shape[-1])
             weights[spec["name"]] = (scale * rng.standard_normal(shape)).astype(np.float32)
     np.savez(directory / "weights.npz", **weights)
-    ids = rng.integers(0, config["vocab_size"], (args.batch, args.seq)).astype(np.int32)
-    np.save(directory / "ids.npy", ids)
-    np.save(directory / "positions.npy", np.tile(np.arange(args.seq, dtype=np.int32), (args.batch, 1)))
+    for length in lengths:
+        ids = rng.integers(0, config["vocab_size"], (batch, length)).astype(np.int32)
+        np.save(directory / f"ids-{length}.npy", ids)
+        np.save(directory / f"positions-{length}.npy",
+                np.tile(np.arange(length, dtype=np.int32), (batch, 1)))
+    return weights, compile_seconds
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="a small model and fewer repeats")
+    parser.add_argument("--layers", type=int, help="override num_layers")
+    parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--seq", default="1,16,128,512",
+                        help="tokens per sequence, comma-separated")
+    parser.add_argument("--logits", default="all,last",
+                        help="'all', 'last' or both: logits of every position, "
+                        "or of the last one (a prompt before generating)")
+    parser.add_argument("--no-example", action="store_true",
+                        help="leave out the bundled example (examples/tiny_llama.json)")
+    parser.add_argument("--reps", type=int, help="timed calls (default 3, --quick 1)")
+    parser.add_argument("--threads", type=int,
+                        default=int(os.environ.get("BENCH_THREADS", os.cpu_count())),
+                        help="threads (default $BENCH_THREADS, else the cpus)")
+    parser.add_argument("--timeout", type=int, default=1800,
+                        help="seconds per implementation before it is skipped")
+    args = parser.parse_args()
+    config = dict(QUICK if args.quick else FULL)
+    if args.layers:
+        config["num_layers"] = args.layers
+    lengths = [int(n) for n in args.seq.split(",")]
+    logits_modes = [m for m in ("all", "last") if m in args.logits.split(",")]
+    reps = args.reps or (1 if args.quick else 3)
+    runner = Runner(args)
+
+    # (name, directory, config, batch, lengths, logits modes)
+    models = [("issue14", BENCH / ".build" / "model", config, args.batch, lengths,
+               logits_modes)]
+    if not args.no_example:
+        example = json.loads((BENCH.parent / "examples" / "tiny_llama.json").read_text())
+        # scripts/run-example.sh's shape: B = 2, S = 64, every position.
+        models.append(("example", BENCH / ".build" / "example", example, 2, [64], ["all"]))
 
     print(machine())
     print(f"threads: {args.threads} (OMP_NUM_THREADS for tfm, torch.set_num_threads "
-          f"and OPENBLAS_NUM_THREADS for PyTorch and sgemm; OPENBLAS_CORETYPE unset)")
-    print(f"model: {json.dumps(config)}, batch {args.batch}, {args.seq} tokens, "
-          f"{sum(a.size for a in weights.values()) / 1e6:.0f}M weights (f32)")
+          f"and OPENBLAS_NUM_THREADS for PyTorch and sgemm)")
+    print(runner.openblas)
     tool = compiler._tfm_compile()
     built = modified(tool)
-    print(f"tfm-compile: {tool} (built {built}), compiled in {compile_seconds:.1f} s")
+    print(f"tfm-compile: {tool} (built {built})")
+    prepared = {}
+    for name, directory, model, batch, model_lengths, modes in models:
+        weights, compile_seconds = prepare(directory, model, batch, model_lengths, modes)
+        # Every weight is read once per forward, but the (untied) embedding
+        # table: only its rows for the tokens.
+        weight_bytes = 4 * sum(a.size for key, a in weights.items()
+                               if key != "model.embed_tokens.weight")
+        prepared[name] = weight_bytes
+        print(f"model {name}: {json.dumps(model)}, batch {batch}, "
+              f"{sum(a.size for a in weights.values()) / 1e6:.0f}M weights (f32), "
+              f"{weight_bytes / 1e9:.2f} GB read per forward, compiled in "
+              f"{compile_seconds:.1f} s")
     sgemm = runner.sgemm()
     sgemm_rate = float(sgemm["gflops"])
     print(f"sgemm: {sgemm_rate:.1f} GFLOP/s (n={sgemm['n']}, OpenBLAS {sgemm['core']} "
           f"kernels, {sgemm['threads']} threads, median of {sgemm['reps']})")
-    work = flops(config, args.batch, args.seq)
     peak = float(runner.fma()["gflops"])
     print(f"FMA peak: {peak:.1f} GFLOP/s (f32 multiply-add chains on every thread)")
-    print(f"work: {work / 1e9:.2f} GFLOP per forward pass\n")
+    triad = float(runner.triad()["gbps"])
+    print(f"STREAM triad: {triad:.1f} GB/s (wGB/s: weight bytes read per forward / time)\n")
 
-    print(f"{'impl':<6} {'ms':>10} {'tokens/s':>9} {'GFLOP/s':>8} {'%sgemm':>7} "
-          f"{'%peak':>6} {'torch/x':>8} {'error':>9}  kernels")
-    results = {}
-    for impl in ("torch", "tfm"):
-        result, why = runner.run([sys.executable, BENCH / "model.py", "worker",
-                                  impl, directory, reps])
-        results[impl] = result
-        if not result:
-            print(f"{impl:<6} {why}")
-            continue
-        seconds = float(result["seconds"])
-        torch_seconds = float(results["torch"]["seconds"]) if results.get("torch") else None
-        error = "-"
-        if impl == "tfm" and results.get("torch"):
-            got, want = (np.load(directory / f"logits-{i}.npy") for i in ("tfm", "torch"))
-            relative = np.abs(got - want).max() / np.abs(want).max()
-            error = f"{relative:.2e}" + ("" if relative <= TOLERANCE else " WRONG")
-        print(f"{impl:<6} {seconds * 1e3:>10.1f} {args.batch * args.seq / seconds:>9.1f} "
-              f"{work / seconds / 1e9:>8.1f} {100 * work / seconds / 1e9 / sgemm_rate:>6.1f}% "
-              f"{100 * work / seconds / 1e9 / peak:>5.1f}% "
-              f"{(torch_seconds / seconds if torch_seconds else float('nan')):>8.3f} "
-              f"{error:>9}  {result['kernels']}")
-        sys.stdout.flush()
+    print(f"{'model':<8} {'S':>4} {'logits':<6} {'impl':<6} {'ms':>9} {'tokens/s':>9} "
+          f"{'GFLOP/s':>8} {'%sgemm':>7} {'%peak':>6} {'wGB/s':>6} {'%triad':>6} "
+          f"{'torch/x':>8} {'error':>9}  kernels")
+    for name, directory, model, batch, model_lengths, modes in models:
+        for length in model_lengths:
+            for logits in modes:
+                work = flops(model, batch, length, logits)
+                torch_seconds = None
+                for impl in ("torch", "tfm"):
+                    result, why = runner.run([sys.executable, BENCH / "model.py", "worker",
+                                              impl, directory, logits, length, reps])
+                    head = f"{name:<8} {length:>4} {logits:<6} {impl:<6}"
+                    if not result:
+                        print(f"{head} {why}")
+                        continue
+                    seconds = float(result["seconds"])
+                    error = "-"
+                    if impl == "torch":
+                        torch_seconds = seconds
+                    elif torch_seconds:
+                        got, want = (np.load(directory / f"logits-{i}.npy")
+                                     for i in ("tfm", "torch"))
+                        relative = np.abs(got - want).max() / np.abs(want).max()
+                        error = f"{relative:.2e}" + ("" if relative <= TOLERANCE else " WRONG")
+                    rate = work / seconds / 1e9
+                    wrate = prepared[name] / seconds / 1e9
+                    print(f"{head} {seconds * 1e3:>9.1f} {batch * length / seconds:>9.1f} "
+                          f"{rate:>8.1f} {100 * rate / sgemm_rate:>6.1f}% "
+                          f"{100 * rate / peak:>5.1f}% {wrate:>6.1f} "
+                          f"{100 * wrate / triad:>5.1f}% "
+                          f"{(torch_seconds / seconds if torch_seconds else float('nan')):>8.3f} "
+                          f"{error:>9}  {result['kernels']}")
+                    sys.stdout.flush()
     again = float(runner.sgemm()["gflops"])
     print(f"\nsgemm again: {again:.1f} GFLOP/s, load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
@@ -206,6 +264,7 @@ def main():
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["worker"]:
-        worker(sys.argv[2], pathlib.Path(sys.argv[3]), int(sys.argv[4]))
+        worker(sys.argv[2], pathlib.Path(sys.argv[3]), sys.argv[4], int(sys.argv[5]),
+               int(sys.argv[6]))
     else:
         main()
