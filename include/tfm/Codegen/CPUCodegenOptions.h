@@ -31,6 +31,9 @@ class CPUCodegenPass : public Base {
 public:
   CPUCodegenPass() = default;
   CPUCodegenPass(const CPUCodegenPass &other) : Base(other) {}
+  /// From the pass's own options, if it has any.
+  template <typename PassOptions>
+  explicit CPUCodegenPass(const PassOptions &options) : Base(options) {}
 
   void setCodegenOptions(const CPUCodegenOptions &options) {
 #define TFM_CPU_CODEGEN_OPTION(field, flag, value, description)               \

@@ -96,9 +96,31 @@ def TfmCPUTileProjectionsPass
     one row of `a` to the next. Packing would cost more than the products.
     A projection with no columns or no steps (`N` or `K` = 0) is left alone.
 
+    Epilogues (`fuse-epilogues`, on by default). An elementwise op that
+    alone reads one or more projections of the same rows and column count
+    (each at an identity map) is computed block by block inside their
+    loops: each thread computes the `[M, NB]` blocks of those projections
+    into scratch tensors of the block's size, then the op on them, writing
+    the op's block. The projections' `[M, N]` results are never stored:
+
+    - gate and up of a gated FFN with `act(gate) ⊙ up` (no `[M, d_ff]` gate
+      or up tensor);
+    - a projection with its bias and activation (plain FFN kinds, biased
+      linears);
+    - `o_proj` and `down_proj` with the residual added to them.
+
+    Elementwise ops over `[B, S, N]` views of a projection's result are
+    first collapsed to `[M, N]` (upstream's fold-reshape-by-collapsing
+    patterns, limited to those ops) so that they qualify.
+
     Options: `vector-width` and `register-rows`, defined once for the CPU
     passes that form vector code (`CPUCodegenOptions.def`).
   }];
+  let options = [
+    Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
+           "Compute the elementwise op that alone reads projections inside "
+           "their column blocks">
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",
                            "::mlir::linalg::LinalgDialect",

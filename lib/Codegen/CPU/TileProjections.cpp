@@ -26,9 +26,15 @@
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/TilingInterface.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMCPUTILEPROJECTIONSPASS
@@ -132,44 +138,29 @@ Value rowBlocks(OpBuilder &b, Location loc, Value a, Value panel, Value y,
       .getResult(0);
 }
 
-/// The loops of the file comment over columns [n0, n0 + count) of `y`
-/// (count a multiple of the block): each thread block fills its part of
-/// `y` with `fillValue` first, if there is one. Returns the updated `y`.
-Value tileColumns(RewriterBase &rewriter, Location loc, Value a, Value w,
-                  Value y, Value fillValue, const Blocking &blocking,
-                  int64_t n0, int64_t count) {
+/// One [M, NB] column block of a projection: `init` (its initial values)
+/// plus a[:, :] · w[nBlock : +NB, :]ᵀ.
+using ColumnBlockFn = function_ref<Value(OpBuilder &, Location, Value a,
+                                         Value w, Value init, Value nBlock)>;
+
+/// The packed form of the file comment for one column block: Kᵀ panels
+/// packed to f32, MR x NR register blocks over the rows, then the rows left.
+Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
+                        Value init, Value nBlock, const Blocking &blocking) {
   int64_t depth = cast<RankedTensorType>(w.getType()).getDimSize(1);
-  OpFoldResult rowCount = tensor::getMixedSize(rewriter, loc, a, 0);
-  Value rowsValue = getValueOrCreateConstantIndexOp(rewriter, loc, rowCount);
+  OpFoldResult rowCount = tensor::getMixedSize(builder, loc, a, 0);
+  Value rowsValue = getValueOrCreateConstantIndexOp(builder, loc, rowCount);
   auto index = [&](OpBuilder &b, Location l, int64_t value) -> Value {
     return arith::ConstantIndexOp::create(b, l, value);
   };
-
-  auto forall = scf::ForallOp::create(
-      rewriter, loc,
-      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(count / blocking.block)},
-      ValueRange{y}, std::nullopt);
-  OpBuilder::InsertionGuard guard(rewriter);
-  rewriter.setInsertionPoint(forall.getBody()->getTerminator());
-  Value nBlock = arith::AddIOp::create(
-      rewriter, loc,
-      arith::MulIOp::create(rewriter, loc, forall.getInductionVar(0),
-                            index(rewriter, loc, blocking.block)),
-      index(rewriter, loc, n0));
-  Value yBlock = slice2D(rewriter, loc, forall.getRegionIterArgs()[0],
-                         rewriter.getIndexAttr(0), nBlock, rowCount,
-                         rewriter.getIndexAttr(blocking.block));
-  if (fillValue)
-    yBlock = linalg::FillOp::create(rewriter, loc, fillValue, yBlock)
-                 .getResult(0);
   // Rows below fullRows come in blocks of MR, the rest one by one.
   Value fullRows = arith::SubIOp::create(
-      rewriter, loc, rowsValue,
-      arith::RemUIOp::create(rewriter, loc, rowsValue,
-                             index(rewriter, loc, blocking.rows)));
+      builder, loc, rowsValue,
+      arith::RemUIOp::create(builder, loc, rowsValue,
+                             index(builder, loc, blocking.rows)));
   auto kLoop = scf::ForOp::create(
-      rewriter, loc, index(rewriter, loc, 0), index(rewriter, loc, depth),
-      index(rewriter, loc, blocking.depth), ValueRange{yBlock},
+      builder, loc, index(builder, loc, 0), index(builder, loc, depth),
+      index(builder, loc, blocking.depth), ValueRange{init},
       [&](OpBuilder &b, Location l, Value k0, ValueRange carried) {
         LinalgBuilder lb(b, l);
         Value packed = lb.tileF32(
@@ -197,30 +188,20 @@ Value tileColumns(RewriterBase &rewriter, Location loc, Value a, Value w,
             });
         scf::YieldOp::create(b, l, nLoop.getResults());
       });
-  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
-  OpFoldResult one = rewriter.getIndexAttr(1);
-  tensor::ParallelInsertSliceOp::create(
-      rewriter, loc, kLoop.getResult(0), forall.getRegionIterArgs()[0],
-      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0), nBlock},
-      ArrayRef<OpFoldResult>{rowCount, rewriter.getIndexAttr(blocking.block)},
-      ArrayRef<OpFoldResult>{one, one});
-  return forall.getResult(0);
+  return kLoop.getResult(0);
 }
 
-/// y[m, n0 : +count] += a[m, :] · w[n0 : +count, :]ᵀ for a few rows m,
-/// each weight read once from memory, in place: threads over blocks of
-/// `block` weight rows; for each row of `a`, f32 lane-wise partial sums
-/// p[n, l] = Σ_kc a[m, kc·L + l] · w[n, kc·L + l] (L = `lanes`), which
-/// tfm-cpu-vectorize turns into one accumulator per weight row, then
-/// y[m, n] += Σ_l p[n, l]. The block's weight rows stay in cache from one
-/// row of `a` to the next. Returns the updated `y`.
-Value streamColumns(RewriterBase &rewriter, Location loc, Value a, Value w,
-                    Value y, Value fillValue, int64_t lanes, int64_t block,
-                    int64_t n0, int64_t count) {
+/// The streamed form for a few rows, each weight read once, in place: for
+/// each row m of `a`, f32 lane-wise partial sums p[n, l] = Σ_kc
+/// a[m, kc·L + l] · w[n, kc·L + l] (L = `lanes`), which tfm-cpu-vectorize
+/// turns into one accumulator per weight row, then y[m, n] += Σ_l p[n, l].
+/// The block's weight rows stay in cache from one row of `a` to the next.
+Value streamedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
+                          Value init, Value nBlock, int64_t lanes) {
+  int64_t block = cast<RankedTensorType>(init.getType()).getDimSize(1);
   int64_t depth = cast<RankedTensorType>(w.getType()).getDimSize(1);
   int64_t chunks = depth / lanes;
-  OpFoldResult rowCount = tensor::getMixedSize(rewriter, loc, a, 0);
-  Value rowsValue = getValueOrCreateConstantIndexOp(rewriter, loc, rowCount);
+  Value rowsValue = tensor::DimOp::create(builder, loc, a, 0);
   auto index = [&](OpBuilder &b, Location l, int64_t value) -> Value {
     return arith::ConstantIndexOp::create(b, l, value);
   };
@@ -233,30 +214,13 @@ Value streamColumns(RewriterBase &rewriter, Location loc, Value a, Value w,
                               type.getElementType()),
         tile, SmallVector<ReassociationIndices>{{0}, {1, 2}});
   };
-
-  auto forall = scf::ForallOp::create(
-      rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(count / block)},
-      ValueRange{y}, std::nullopt);
-  OpBuilder::InsertionGuard guard(rewriter);
-  rewriter.setInsertionPoint(forall.getBody()->getTerminator());
-  Value nBlock = arith::AddIOp::create(
-      rewriter, loc,
-      arith::MulIOp::create(rewriter, loc, forall.getInductionVar(0),
-                            index(rewriter, loc, block)),
-      index(rewriter, loc, n0));
   Value weights = chunked(
-      rewriter, loc,
-      slice2D(rewriter, loc, w, nBlock, rewriter.getIndexAttr(0),
-              rewriter.getIndexAttr(block), rewriter.getIndexAttr(depth)));
-  Value yBlock = slice2D(rewriter, loc, forall.getRegionIterArgs()[0],
-                         rewriter.getIndexAttr(0), nBlock, rowCount,
-                         rewriter.getIndexAttr(block));
-  if (fillValue)
-    yBlock = linalg::FillOp::create(rewriter, loc, fillValue, yBlock)
-                 .getResult(0);
+      builder, loc,
+      slice2D(builder, loc, w, nBlock, builder.getIndexAttr(0),
+              builder.getIndexAttr(block), builder.getIndexAttr(depth)));
   auto rowLoop = scf::ForOp::create(
-      rewriter, loc, index(rewriter, loc, 0), rowsValue,
-      index(rewriter, loc, 1), ValueRange{yBlock},
+      builder, loc, index(builder, loc, 0), rowsValue, index(builder, loc, 1),
+      ValueRange{init},
       [&](OpBuilder &b, Location l, Value m, ValueRange carried) {
         LinalgBuilder lb(b, l);
         Value row = chunked(b, l,
@@ -288,122 +252,367 @@ Value streamColumns(RewriterBase &rewriter, Location loc, Value a, Value w,
             insert2D(b, l, sums, carried[0], m, b.getIndexAttr(0),
                      b.getIndexAttr(1), b.getIndexAttr(block)));
       });
+  return rowLoop.getResult(0);
+}
+
+/// Projections over the same rows and columns, and the elementwise op that
+/// alone reads their results (their epilogue): gate and up with
+/// act(gate)·up, a projection with its bias and activation, or with the
+/// residual it is added to. Without an epilogue, one projection.
+struct ProjectionGroup {
+  SmallVector<linalg::GenericOp> projections;
+  linalg::GenericOp epilogue;
+
+  Value rows() { return projections.front().getDpsInputs()[0]; }
+  linalg::GenericOp root() { return epilogue ? epilogue : projections.front(); }
+};
+
+/// The value a projection's accumulator starts from: its fill value, or
+/// null when it adds to the values of its init.
+Value fillValueOf(linalg::GenericOp projection) {
+  if (auto fill = projection.getDpsInits()[0].getDefiningOp<linalg::FillOp>())
+    return fill.getInputs()[0];
+  return Value();
+}
+
+/// The [M, NB] block at column nBlock of `group`'s result, with `out` the
+/// same block of the buffer it is written to: each projection's block (in
+/// `out` itself without an epilogue), then the epilogue tiled to it.
+Value groupColumnBlock(OpBuilder &b, Location loc, ProjectionGroup &group,
+                       Value shared, Value out, Value nBlock,
+                       ColumnBlockFn columnBlock) {
+  Value a = group.rows();
+  OpFoldResult rowCount = tensor::getMixedSize(b, loc, a, 0);
+  int64_t block = cast<RankedTensorType>(out.getType()).getDimSize(1);
+  auto initialBlock = [&](linalg::GenericOp projection, Value target) {
+    if (Value fillValue = fillValueOf(projection))
+      return linalg::FillOp::create(b, loc, fillValue, target).getResult(0);
+    return target;
+  };
+  if (!group.epilogue) {
+    linalg::GenericOp projection = group.projections.front();
+    return columnBlock(b, loc, a, projection.getDpsInputs()[1],
+                       initialBlock(projection, out), nBlock);
+  }
+
+  IRMapping blocks;
+  for (linalg::GenericOp projection : group.projections) {
+    Value target;
+    if (fillValueOf(projection))
+      target = tensor::EmptyOp::create(
+          b, loc, ArrayRef<OpFoldResult>{rowCount, b.getIndexAttr(block)},
+          b.getF32Type());
+    else
+      target = slice2D(b, loc, projection.getDpsInits()[0],
+                       b.getIndexAttr(0), nBlock, rowCount,
+                       b.getIndexAttr(block));
+    blocks.map(projection->getResult(0),
+               columnBlock(b, loc, a, projection.getDpsInputs()[1],
+                           initialBlock(projection, target), nBlock));
+  }
+  // The epilogue on this block: a copy writing into the shared buffer,
+  // tiled, with its reads of the projections' results replaced by their
+  // blocks.
+  IRMapping intoShared;
+  intoShared.map(group.epilogue.getDpsInits()[0], shared);
+  Operation *whole = b.clone(*group.epilogue, intoShared);
+  FailureOr<TilingResult> tiled =
+      cast<TilingInterface>(whole).getTiledImplementation(
+          b, ArrayRef<OpFoldResult>{b.getIndexAttr(0), nBlock},
+          ArrayRef<OpFoldResult>{rowCount, b.getIndexAttr(block)});
+  whole->erase();
+  assert(succeeded(tiled) && "an elementwise linalg op tiles");
+  Operation *tiledEpilogue = tiled->tiledOps.front();
+  for (OpOperand &operand : tiledEpilogue->getOpOperands()) {
+    auto slice = operand.get().getDefiningOp<tensor::ExtractSliceOp>();
+    if (Value projected = slice ? blocks.lookupOrNull(slice.getSource())
+                                : Value()) {
+      operand.set(projected);
+      slice->erase();
+    }
+  }
+  return tiledEpilogue->getResult(0);
+}
+
+/// The loops of the file comment over columns [n0, n0 + count) of `group`
+/// (count a multiple of `block`): threads over column blocks, each computed
+/// by `columnBlock` and written into its part of `shared`. Returns the
+/// updated `shared`.
+Value tileColumns(RewriterBase &rewriter, Location loc,
+                  ProjectionGroup &group, Value shared, int64_t block,
+                  int64_t n0, int64_t count, ColumnBlockFn columnBlock) {
+  OpFoldResult rowCount = tensor::getMixedSize(rewriter, loc, group.rows(), 0);
+  auto forall = scf::ForallOp::create(
+      rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(count / block)},
+      ValueRange{shared}, std::nullopt);
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(forall.getBody()->getTerminator());
+  Value nBlock = arith::AddIOp::create(
+      rewriter, loc,
+      arith::MulIOp::create(rewriter, loc, forall.getInductionVar(0),
+                            arith::ConstantIndexOp::create(rewriter, loc, block)),
+      arith::ConstantIndexOp::create(rewriter, loc, n0));
+  Value sharedBlock = forall.getRegionIterArgs()[0];
+  Value out = slice2D(rewriter, loc, sharedBlock, rewriter.getIndexAttr(0),
+                      nBlock, rowCount, rewriter.getIndexAttr(block));
+  Value result = groupColumnBlock(rewriter, loc, group, sharedBlock, out,
+                                  nBlock, columnBlock);
   rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
   OpFoldResult one = rewriter.getIndexAttr(1);
   tensor::ParallelInsertSliceOp::create(
-      rewriter, loc, rowLoop.getResult(0), forall.getRegionIterArgs()[0],
+      rewriter, loc, result, sharedBlock,
       ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0), nBlock},
       ArrayRef<OpFoldResult>{rowCount, rewriter.getIndexAttr(block)},
       ArrayRef<OpFoldResult>{one, one});
   return forall.getResult(0);
 }
 
-/// Replaces the projection `op` by the loops of the file comment: over the
-/// columns that whole `main` blocks cover, then, where N has columns left
-/// (a vocabulary of 1000 with 32-column blocks), over those with `tail`.
-void tileProjection(RewriterBase &rewriter, linalg::GenericOp op,
-                    const Blocking &main, std::optional<Blocking> tail,
-                    int64_t lanes) {
-  Location loc = op.getLoc();
-  rewriter.setInsertionPoint(op);
-  Value a = op.getDpsInputs()[0], w = op.getDpsInputs()[1];
-  Value y = op.getDpsInits()[0];
-  // A filled init is filled block by block, by the thread that owns the
-  // block, and the loops write into a buffer of their own: an
-  // alloc_tensor, which CSE never merges with another projection's (a
-  // shared tensor.empty would make bufferization copy one of them).
-  Value fillValue;
-  if (auto fill = y.getDefiningOp<linalg::FillOp>()) {
-    fillValue = fill.getInputs()[0];
-    y = fill.getOutputs()[0];
+/// Replaces `group` by the loops of the file comment: over the columns that
+/// whole `main` blocks cover, then, where N has columns left (a vocabulary
+/// of 1000 with 32-column blocks), over those with `tail`; or, for fewer
+/// rows than a register block, by the streamed form.
+void tileProjectionGroup(RewriterBase &rewriter, ProjectionGroup &group,
+                         const Blocking &main, std::optional<Blocking> tail,
+                         int64_t lanes) {
+  linalg::GenericOp root = group.root();
+  Location loc = root.getLoc();
+  rewriter.setInsertionPoint(root);
+  // The loops write into a buffer of their own: an alloc_tensor, which CSE
+  // never merges with another projection's (a shared tensor.empty would
+  // make bufferization copy one of them). A projection's filled init is
+  // filled block by block, by the thread that owns the block.
+  Value shared = root.getDpsInits()[0];
+  if (!group.epilogue)
+    if (auto fill = shared.getDefiningOp<linalg::FillOp>())
+      shared = fill.getOutputs()[0];
+  if (auto collapse = shared.getDefiningOp<tensor::CollapseShapeOp>())
+    if (collapse.getSrc().getDefiningOp<tensor::EmptyOp>())
+      shared = collapse.getSrc(); // the [M, N] view of a [B, S, N] epilogue
+  if (shared.getDefiningOp<tensor::EmptyOp>()) {
+    auto type = cast<RankedTensorType>(root->getResult(0).getType());
+    SmallVector<Value> rowCount;
+    if (type.isDynamicDim(0))
+      rowCount.push_back(tensor::DimOp::create(rewriter, loc, group.rows(), 0));
+    shared = bufferization::AllocTensorOp::create(rewriter, loc, type, rowCount);
   }
-  if (auto empty = y.getDefiningOp<tensor::EmptyOp>())
-    y = bufferization::AllocTensorOp::create(rewriter, loc, empty.getType(),
-                                             empty.getDynamicSizes());
+
+  Value w = group.projections.front().getDpsInputs()[1];
   int64_t columns = cast<RankedTensorType>(w.getType()).getDimSize(0);
   int64_t mainColumns = tail ? columns - tail->block : columns;
-  auto blocked = [&](OpBuilder &b, Location l) {
+  auto loops = [&](OpBuilder &b, Location l, int64_t mainBlock,
+                   int64_t tailBlock, ColumnBlockFn mainFn,
+                   ColumnBlockFn tailFn) {
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPoint(b.getInsertionBlock(), b.getInsertionPoint());
-    Value result = y;
+    Value result = shared;
     if (mainColumns)
-      result = tileColumns(rewriter, l, a, w, result, fillValue, main, 0,
-                           mainColumns);
+      result = tileColumns(rewriter, l, group, result, mainBlock, 0,
+                           mainColumns, mainFn);
     if (tail)
-      result = tileColumns(rewriter, l, a, w, result, fillValue, *tail,
-                           mainColumns, tail->block);
+      result = tileColumns(rewriter, l, group, result, tailBlock, mainColumns,
+                           tailBlock, tailFn);
     scf::YieldOp::create(rewriter, l, result);
   };
-  // Up to 4 register blocks of weight rows per thread iteration: a block
-  // stays in L1/L2 across the rows of `a`, and N = 2048 gives 64 of them to
-  // share out.
-  int64_t streamBlock =
-      blockSize(mainColumns, main.rows, 4 * main.rows);
-  auto streamed = [&](OpBuilder &b, Location l) {
-    OpBuilder::InsertionGuard guard(rewriter);
-    rewriter.setInsertionPoint(b.getInsertionBlock(), b.getInsertionPoint());
-    Value result = y;
-    if (mainColumns)
-      result = streamColumns(rewriter, l, a, w, result, fillValue, lanes,
-                             streamBlock, 0, mainColumns);
-    if (tail)
-      result = streamColumns(rewriter, l, a, w, result, fillValue, lanes,
-                             tail->block, mainColumns, tail->block);
-    scf::YieldOp::create(rewriter, l, result);
+  auto packedWith = [](const Blocking &blocking) {
+    return [blocking](OpBuilder &b, Location l, Value a, Value w, Value init,
+                      Value nBlock) {
+      return packedColumnBlock(b, l, a, w, init, nBlock, blocking);
+    };
   };
+  auto streamed = [lanes](OpBuilder &b, Location l, Value a, Value w,
+                          Value init, Value nBlock) {
+    return streamedColumnBlock(b, l, a, w, init, nBlock, lanes);
+  };
+  auto packedMain = packedWith(main);
+  auto packedTail = packedWith(tail ? *tail : main);
+  // Up to 4 register blocks of weight rows per thread iteration when
+  // streaming: a block stays in L1/L2 across the rows of `a`, and N = 2048
+  // gives 64 of them to share out.
+  int64_t streamBlock = blockSize(mainColumns, main.rows, 4 * main.rows);
+  int64_t tailBlock = tail ? tail->block : 0;
   // Fewer rows than a register block (a decode step) stream the weights
   // instead: packing them would cost more than the products.
-  Value rows = tensor::DimOp::create(rewriter, loc, a, 0);
+  Value rows = tensor::DimOp::create(rewriter, loc, group.rows(), 0);
   Value fewRows = arith::CmpIOp::create(
       rewriter, loc, arith::CmpIPredicate::ult, rows,
       arith::ConstantIndexOp::create(rewriter, loc, main.rows));
-  auto branch = scf::IfOp::create(rewriter, loc, fewRows, streamed, blocked);
-  rewriter.replaceOp(op, branch.getResult(0));
+  auto branch = scf::IfOp::create(
+      rewriter, loc, fewRows,
+      [&](OpBuilder &b, Location l) {
+        loops(b, l, streamBlock, tailBlock, streamed, streamed);
+      },
+      [&](OpBuilder &b, Location l) {
+        loops(b, l, main.block, tailBlock, packedMain, packedTail);
+      });
+  rewriter.replaceOp(root, branch.getResult(0));
+  if (group.epilogue)
+    for (linalg::GenericOp projection : group.projections)
+      rewriter.eraseOp(projection);
+}
+
+/// Whether `op` is elementwise over [M, N] with an identity result.
+bool isRowColumnElementwise(linalg::GenericOp op) {
+  return op.hasPureTensorSemantics() && op.getNumLoops() == 2 &&
+         op.getNumDpsInits() == 1 &&
+         op.getNumParallelLoops() == op.getNumLoops() &&
+         op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity();
+}
+
+/// Whether `a` and `b` are the same tensor: one value, or two equal
+/// side-effect-free ops on the same operands (the views of the same rows
+/// that each projection makes before CSE).
+bool sameTensor(Value a, Value b) {
+  if (a == b)
+    return true;
+  Operation *x = a.getDefiningOp(), *y = b.getDefiningOp();
+  return x && y && isMemoryEffectFree(x) &&
+         OperationEquivalence::isEquivalentTo(
+             x, y, OperationEquivalence::IgnoreLocations);
+}
+
+/// The group of `projection`: with the elementwise op that alone reads it,
+/// if every projection that op reads is read only by it, at an identity
+/// map, and shares `projection`'s rows and column count.
+ProjectionGroup groupOf(linalg::GenericOp projection,
+                        function_ref<bool(linalg::GenericOp)> isTileable) {
+  ProjectionGroup single{{projection}, {}};
+  Value result = projection->getResult(0);
+  if (!result.hasOneUse())
+    return single;
+  auto epilogue = dyn_cast<linalg::GenericOp>(*result.getUsers().begin());
+  if (!epilogue || !isRowColumnElementwise(epilogue))
+    return single;
+  auto weightsOf = [](linalg::GenericOp op) {
+    return cast<RankedTensorType>(op.getDpsInputs()[1].getType());
+  };
+  ProjectionGroup group{{}, epilogue};
+  for (OpOperand *operand : epilogue.getDpsInputOperands()) {
+    auto other = operand->get().getDefiningOp<linalg::GenericOp>();
+    if (!other || !isTileable(other))
+      continue;
+    if (!operand->get().hasOneUse() ||
+        !epilogue.getMatchingIndexingMap(operand).isIdentity() ||
+        !sameTensor(other.getDpsInputs()[0], projection.getDpsInputs()[0]) ||
+        weightsOf(other).getDimSize(0) != weightsOf(projection).getDimSize(0))
+      return single;
+    group.projections.push_back(other);
+  }
+  if (!llvm::is_contained(group.projections, projection))
+    return single;
+  return group;
+}
+
+/// Whether `operand` of an elementwise op over [B, S, N] is the
+/// [B, S, N] view of a projection's [M, N] result, or an elementwise op's
+/// result is viewed as [M, N] again: collapsing the op to [M, N] lets the
+/// projection's epilogue be tiled with it.
+bool collapsesToProjection(OpOperand *operand) {
+  Operation *owner = operand->getOwner();
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(owner)) {
+    auto producer = collapse.getSrc().getDefiningOp<linalg::GenericOp>();
+    return producer && producer.getNumParallelLoops() == producer.getNumLoops();
+  }
+  auto consumer = dyn_cast<linalg::GenericOp>(owner);
+  auto expand = operand->get().getDefiningOp<tensor::ExpandShapeOp>();
+  auto projection =
+      expand ? expand.getSrc().getDefiningOp<linalg::GenericOp>() : nullptr;
+  return consumer &&
+         consumer.getNumParallelLoops() == consumer.getNumLoops() &&
+         projection && isProjection(projection);
+}
+
+/// Whether the elementwise op producing `operand` reads a projection and
+/// only this elementwise op reads it: the two become one epilogue (bias,
+/// then residual).
+bool extendsEpilogue(OpOperand *operand) {
+  auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
+  auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
+  if (!consumer || !producer || !operand->get().hasOneUse() ||
+      consumer.getNumParallelLoops() != consumer.getNumLoops() ||
+      producer.getNumParallelLoops() != producer.getNumLoops())
+    return false;
+  return llvm::any_of(producer.getDpsInputs(), [](Value input) {
+    auto projection = input.getDefiningOp<linalg::GenericOp>();
+    return projection && isProjection(projection);
+  });
 }
 
 struct TfmCPUTileProjectionsPass
     : CPUCodegenPass<
           tfm::impl::TfmCPUTileProjectionsPassBase<TfmCPUTileProjectionsPass>> {
+  TfmCPUTileProjectionsPass() = default;
+  explicit TfmCPUTileProjectionsPass(
+      const TfmCPUTileProjectionsPassOptions &options)
+      : CPUCodegenPass(options) {}
 
   void runOnOperation() override {
     if (!checkCodegenOptions())
       return;
+    if (fuseEpilogues) {
+      RewritePatternSet patterns(&getContext());
+      linalg::populateFoldReshapeOpsByCollapsingPatterns(patterns,
+                                                         collapsesToProjection);
+      linalg::populateElementwiseOpsFusionPatterns(patterns, extendsEpilogue);
+      // Sizes of the [B, S, N] views, read off their sources, so that the
+      // views go when the ops they fed are collapsed.
+      memref::populateResolveRankedShapedTypeResultDimsPatterns(patterns);
+      tensor::DimOp::getCanonicalizationPatterns(patterns, &getContext());
+      if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+        return signalPassFailure();
+    }
     SmallVector<linalg::GenericOp> projections;
     getOperation()->walk([&](linalg::GenericOp op) {
-      if (isProjection(op))
+      if (isProjection(op) && blockingOf(op))
         projections.push_back(op);
     });
+    auto isTileable = [&](linalg::GenericOp op) {
+      return llvm::is_contained(projections, op);
+    };
     IRRewriter rewriter(&getContext());
+    llvm::SmallPtrSet<Operation *, 16> done;
     for (linalg::GenericOp op : projections) {
-      auto weights = cast<RankedTensorType>(op.getDpsInputs()[1].getType());
-      int64_t columns = weights.getDimSize(0);
-      // Nothing to block without columns or steps (y = 0, or the bias).
-      if (columns == 0 || weights.getDimSize(1) == 0)
+      if (done.contains(op))
         continue;
-      Blocking main;
-      main.rows = registerRows;
-      main.depth =
-          blockSize(weights.getDimSize(1), vectorWidth, kMaxPanelDepth);
-      // A K that no vector divides stays as it is.
-      if (!main.depth)
-        continue;
-      // NR fills the 2 x register-rows accumulators with MR rows, or half
-      // of them where only one vector divides N. Columns that no vector
-      // divides (N % vector-width) form one narrower tail block.
-      main.columns = columns % (2 * vectorWidth) != 0 &&
-                             columns % vectorWidth == 0
-                         ? vectorWidth
-                         : 2 * vectorWidth;
-      int64_t mainColumns = columns - columns % main.columns;
-      main.block = blockSize(mainColumns, main.columns,
-                             std::max(kMaxBlockColumns, main.columns));
-      std::optional<Blocking> tail;
-      if (int64_t left = columns - mainColumns) {
-        tail = main;
-        tail->columns = tail->block = left;
-      }
-      tileProjection(rewriter, op, main, tail, vectorWidth);
+      ProjectionGroup group =
+          fuseEpilogues ? groupOf(op, isTileable) : ProjectionGroup{{op}, {}};
+      for (linalg::GenericOp projection : group.projections)
+        done.insert(projection);
+      auto [main, tail] = *blockingOf(op);
+      tileProjectionGroup(rewriter, group, main, tail, vectorWidth);
     }
+  }
+
+  /// The register, panel and thread blocks of `op`, and those of the
+  /// columns whole register blocks leave; none for a projection left alone.
+  std::optional<std::pair<Blocking, std::optional<Blocking>>>
+  blockingOf(linalg::GenericOp op) const {
+    auto weights = cast<RankedTensorType>(op.getDpsInputs()[1].getType());
+    int64_t columns = weights.getDimSize(0);
+    // Nothing to block without columns or steps (y = 0, or the bias).
+    if (columns == 0 || weights.getDimSize(1) == 0)
+      return std::nullopt;
+    Blocking main;
+    main.rows = registerRows;
+    main.depth = blockSize(weights.getDimSize(1), vectorWidth, kMaxPanelDepth);
+    // A K that no vector divides stays as it is.
+    if (!main.depth)
+      return std::nullopt;
+    // NR fills the 2 x register-rows accumulators with MR rows, or half
+    // of them where only one vector divides N. Columns that no vector
+    // divides (N % vector-width) form one narrower tail block.
+    main.columns =
+        columns % (2 * vectorWidth) != 0 && columns % vectorWidth == 0
+            ? vectorWidth
+            : 2 * vectorWidth;
+    int64_t mainColumns = columns - columns % main.columns;
+    main.block = blockSize(mainColumns, main.columns,
+                           std::max(kMaxBlockColumns, main.columns));
+    std::optional<Blocking> tail;
+    if (int64_t left = columns - mainColumns) {
+      tail = main;
+      tail->columns = tail->block = left;
+    }
+    return std::make_pair(main, tail);
   }
 };
 

@@ -1,5 +1,6 @@
 // RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-tile-projections),canonicalize,cse)' | FileCheck %s
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tfm-cpu-tile-projections{register-rows=0}))' 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-tile-projections{fuse-epilogues=false}),canonicalize,cse)' | FileCheck %s --check-prefix=NOFUSE
 // BAD: error: vector-width and register-rows must be positive, got vector-width=16 register-rows=0
 
 // A projection over a run-time number of rows: fewer rows than a register
@@ -124,4 +125,89 @@ func.func @odd_columns(%x: tensor<?x64xf32>, %w: tensor<101x64xf32>) -> tensor<?
 func.func @narrow_columns(%x: tensor<?x64xf32>, %w: tensor<8x64xf32>) -> tensor<?x8xf32> {
   %y = tfm.linear %x, %w : (tensor<?x64xf32>, tensor<8x64xf32>) -> tensor<?x8xf32>
   return %y : tensor<?x8xf32>
+}
+
+// -----
+
+// A gated FFN's gate and up share their column blocks, and act(gate) · up is
+// computed on each pair of blocks: no [M, d_ff] gate or up tensor exists.
+// Each thread computes a 128-column block of both projections into scratch
+// of the block's size, then the epilogue writes its block of the hidden
+// activation (the [B, S, d_ff] epilogue is first collapsed to [M, d_ff]).
+// CHECK-LABEL: func.func @swiglu_gate_up_epilogue
+// CHECK-SAME: (%[[X:.+]]: tensor<?x?x64xf32>, %[[G:.+]]: tensor<256x64xf32>, %[[U:.+]]: tensor<256x64xf32>, %[[D:.+]]: tensor<64x256xf32>)
+// CHECK-NOT: ins(%{{.+}}, %[[G]] : tensor<?x64xf32>, tensor<256x64xf32>)
+// CHECK: %[[HIDDEN:.+]] = bufferization.alloc_tensor(%{{.+}}) : tensor<?x256xf32>
+// CHECK: } else {
+// CHECK: scf.forall (%[[J:.+]]) in (2) shared_outs(%[[SHARED:.+]] = %[[HIDDEN]])
+// CHECK:   %[[N0:.+]] = arith.muli %[[J]], %c128
+// CHECK:   %[[GATE_INIT:.+]] = tensor.empty(%{{.+}}) : tensor<?x128xf32>
+// CHECK:   %[[GATE_ZERO:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[GATE_INIT]] : tensor<?x128xf32>)
+// CHECK:   tensor.extract_slice %[[G]][%[[N0]], 0] [128, 64]
+// CHECK:   %[[GATE:.+]] = scf.for {{.+}} iter_args(%{{.+}} = %[[GATE_ZERO]])
+// CHECK:     linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x64xf32>, tensor<64x32xf32>)
+// CHECK:   tensor.extract_slice %[[U]][%[[N0]], 0] [128, 64]
+// CHECK:   %[[UP:.+]] = scf.for
+// CHECK:     linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x64xf32>, tensor<64x32xf32>)
+// CHECK:   %[[OUT:.+]] = tensor.extract_slice %[[SHARED]][0, %[[N0]]] [%{{.+}}, 128]
+// CHECK:   %[[ACT:.+]] = linalg.generic {{.+}} ins(%[[GATE]], %[[UP]] : tensor<?x128xf32>, tensor<?x128xf32>) outs(%[[OUT]] : tensor<?x128xf32>)
+// CHECK:     math.exp
+// CHECK:   tensor.parallel_insert_slice %[[ACT]] into %[[SHARED]][0, %[[N0]]] [%{{.+}}, 128]
+// NOFUSE-LABEL: func.func @swiglu_gate_up_epilogue
+// NOFUSE: linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<?x?x256xf32>, tensor<?x?x256xf32>)
+// NOFUSE:   math.exp
+func.func @swiglu_gate_up_epilogue(%x: tensor<?x?x64xf32>, %g: tensor<256x64xf32>, %u: tensor<256x64xf32>, %d: tensor<64x256xf32>) -> tensor<?x?x64xf32> {
+  %y = tfm.ffn swiglu %x gate(%g) up(%u) down(%d) : (tensor<?x?x64xf32>, tensor<256x64xf32>, tensor<256x64xf32>, tensor<64x256xf32>) -> tensor<?x?x64xf32>
+  return %y : tensor<?x?x64xf32>
+}
+
+// -----
+
+// A residual added to a projection: the add is computed on each column
+// block of the projection, into a buffer of its own (its init is not read,
+// so it does not write into the residual).
+// CHECK-LABEL: func.func @residual_epilogue
+// CHECK-SAME: (%[[X:.+]]: tensor<?x64xf32>, %[[W:.+]]: tensor<64x64xf32>, %[[R:.+]]: tensor<?x64xf32>)
+// CHECK: %[[OUT:.+]] = bufferization.alloc_tensor(%{{.+}}) : tensor<?x64xf32>
+// CHECK: } else {
+// CHECK:   %[[BLOCK:.+]] = scf.for
+// CHECK:     linalg.matmul
+// CHECK:   %[[RESIDUAL:.+]] = tensor.extract_slice %[[R]][0, 0] [%{{.+}}, 64]
+// CHECK:   %[[OUT_BLOCK:.+]] = tensor.extract_slice %[[OUT]][0, 0] [%{{.+}}, 64]
+// CHECK:   linalg.generic {{.+}} ins(%[[RESIDUAL]], %[[BLOCK]] : tensor<?x64xf32>, tensor<?x64xf32>) outs(%[[OUT_BLOCK]] : tensor<?x64xf32>)
+// CHECK:     arith.addf
+
+#rows_columns = affine_map<(m, n) -> (m, n)>
+func.func @residual_epilogue(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>, %r: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %p = tfm.linear %x, %w : (tensor<?x64xf32>, tensor<64x64xf32>) -> tensor<?x64xf32>
+  %y = linalg.generic {indexing_maps = [#rows_columns, #rows_columns, #rows_columns], iterator_types = ["parallel", "parallel"]}
+      ins(%r, %p : tensor<?x64xf32>, tensor<?x64xf32>) outs(%r : tensor<?x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %sum = arith.addf %a, %b : f32
+    linalg.yield %sum : f32
+  } -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+// A bias, then a residual: the two elementwise ops become one epilogue.
+// CHECK-LABEL: func.func @bias_then_residual_epilogue
+// CHECK: } else {
+// CHECK:   %[[BLOCK:.+]] = scf.for
+// CHECK:     linalg.matmul
+// CHECK:   linalg.generic {{.+}} ins(%[[BLOCK]], %{{.+}}, %{{.+}} : tensor<?x64xf32>, tensor<64xf32>, tensor<?x64xf32>)
+// CHECK:     arith.addf
+// CHECK:     arith.addf
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @bias_then_residual_epilogue(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>, %b: tensor<64xf32>, %r: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %p = tfm.linear %x, %w, %b : (tensor<?x64xf32>, tensor<64x64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(m, n) -> (m, n)>, affine_map<(m, n) -> (m, n)>, affine_map<(m, n) -> (m, n)>], iterator_types = ["parallel", "parallel"]}
+      ins(%p, %r : tensor<?x64xf32>, tensor<?x64xf32>) outs(%r : tensor<?x64xf32>) {
+  ^bb0(%a: f32, %c: f32, %out: f32):
+    %sum = arith.addf %a, %c : f32
+    linalg.yield %sum : f32
+  } -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
 }

@@ -8,7 +8,8 @@
 # 512), N that whole register blocks do not cover (101, 1000, 29: a
 # narrower last block; 8: only that), K that no vector divides (37: the
 # plain contraction), f32 and bf16 weights and inputs, with and without
-# bias; for AVX-512 and for AVX2 (8-lane vectors).
+# bias; FFNs and residuals whose epilogues run on the column blocks; for
+# AVX-512 and for AVX2 (8-lane vectors).
 
 import sys
 
@@ -49,5 +50,47 @@ x = rng.standard_normal((129, k)) * 1e3
 suite.add_op("linear_large_values_m129", "tfm.linear %a0, %a1",
              [(x, "f32"), (w, "f32")], (None, n), "f32", reference.linear(x, w),
              types=[tensor((None, k), "f32"), tensor((n, k), "f32")])
+
+# Epilogues computed on each column block (fuse-epilogues): every FFN kind
+# (gate and up together with act(gate)·up; up with its bias and activation;
+# down with its bias), a residual added to a projection, and a bf16 FFN,
+# whose epilogue also rounds; d_ff = 200 leaves an 8-column last block.
+d_model, d_ff = 64, 200
+gate, up = (rng.standard_normal((d_ff, d_model)) / np.sqrt(d_model) for _ in range(2))
+down = rng.standard_normal((d_model, d_ff)) / np.sqrt(d_ff)
+up_bias, down_bias = rng.standard_normal(d_ff), rng.standard_normal(d_model)
+x_type, w_types = tensor((None, None, d_model), "f32"), {
+    "gate": tensor((d_ff, d_model), "f32"), "down": tensor((d_model, d_ff), "f32"),
+    "up_bias": tensor((d_ff,), "f32"), "down_bias": tensor((d_model,), "f32")}
+for kind in ("swiglu", "geglu", "gelu", "gelu_tanh", "relu", "silu"):
+    gated = kind in ("swiglu", "geglu")
+    if gated:
+        args = [("gate", gate), ("up", up), ("down", down)]
+        op = f"tfm.ffn {kind} %x gate(%gate) up(%up) down(%down)"
+        expected = lambda x: reference.ffn(kind, x, up, down, gate=gate)  # noqa: E731
+    else:
+        args = [("up", up), ("up_bias", up_bias), ("down", down), ("down_bias", down_bias)]
+        op = f"tfm.ffn {kind} %x up(%up, %up_bias) down(%down, %down_bias)"
+        expected = lambda x: reference.ffn(kind, x, up, down, up_bias=up_bias,  # noqa: E731
+                                           down_bias=down_bias)
+    types = [w_types.get(name, w_types["gate"]) for name, _ in args]
+    signature = ", ".join([f"%x: {x_type}"] + [f"%{n}: {t}" for (n, _), t in zip(args, types)])
+    name = f"ffn_{kind}_epilogue"
+    function = (f"func.func @{name}({signature}) -> {x_type} {{\n"
+                f"  %r = {op} : ({', '.join([x_type] + types)}) -> {x_type}\n"
+                f"  %s = arith.addf %x, %r : {x_type}\n"
+                f"  return %s : {x_type}\n}}")
+    for i, (batch, rows) in enumerate([(1, 1), (1, 7), (3, 43)]):
+        x = rng.standard_normal((batch, rows, d_model))
+        suite.add(f"{name}_m{batch * rows}", function if i == 0 else None,
+                  [(x, "f32")] + [(a, "f32") for _, a in args], x + expected(x), "f32",
+                  entry=name)
+x = rng.standard_normal((2, 65, d_model))
+r = [rounded(a, "bf16") for a in (x, gate, up, down)]
+suite.add_op("ffn_swiglu_bf16_epilogue_m130", "tfm.ffn swiglu %a0 gate(%a1) up(%a2) down(%a3)",
+             [(x, "bf16"), (gate, "bf16"), (up, "bf16"), (down, "bf16")],
+             (None, None, d_model), "bf16", reference.ffn("swiglu", r[0], r[2], r[3], gate=r[1]),
+             types=[tensor((None, None, d_model), "bf16"), tensor((d_ff, d_model), "bf16"),
+                    tensor((d_ff, d_model), "bf16"), tensor((d_model, d_ff), "bf16")])
 
 suite.run()
