@@ -117,6 +117,11 @@ void mlir::tfm::buildTfmBufferizationStage(
   // Tile scratch buffers: allocated once per tile, on its thread's stack.
   pm.addNestedPass<func::FuncOp>(createTfmCPUPromoteTileBuffersPass());
   bufferization::buildBufferDeallocationPipeline(pm);
+  // Results computed in the caller's buffer (the logits) are not copied
+  // onto themselves.
+  pm.addNestedPass<func::FuncOp>(createTfmDropSelfCopiesPass());
+  // Each activation freed after its last use, not when the forward returns.
+  pm.addNestedPass<func::FuncOp>(createTfmFreeBuffersEarlyPass());
 }
 
 void mlir::tfm::buildTfmToLLVMDialectStage(

@@ -217,6 +217,70 @@ def TfmCPUPromoteTileBuffersPass
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def TfmFreeBuffersEarlyPass
+    : Pass<"tfm-free-buffers-early", "::mlir::func::FuncOp"> {
+  let summary = "free each buffer right after its last use";
+  let description = [{
+    Runs after the buffer deallocation pipeline, which frees every buffer
+    at the end of the block that allocates it: in an entry point, every
+    activation of a forward pass would live until the function returns.
+    A `memref.dealloc` of a `memref.alloc` of the same block moves to right
+    after the last op of that block that uses the buffer or any view of it
+    (`BufferViewFlowAnalysis`; an op whose regions use it counts as a use).
+    With the CPU libraries' buffer cache, a freed block then serves the
+    next layer's request, so a forward holds about one layer's activations
+    instead of all of them. Conditional frees (of buffers whose ownership
+    is decided at run time) stay where they are.
+
+    Before:
+
+    ```mlir
+    %a = memref.alloc(%n) : memref<?xf32>
+    linalg.fill ins(%c : f32) outs(%a : memref<?xf32>)
+    %b = memref.alloc(%n) : memref<?xf32>
+    ...
+    memref.dealloc %a : memref<?xf32>
+    memref.dealloc %b : memref<?xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %a = memref.alloc(%n) : memref<?xf32>
+    linalg.fill ins(%c : f32) outs(%a : memref<?xf32>)
+    memref.dealloc %a : memref<?xf32>
+    %b = memref.alloc(%n) : memref<?xf32>
+    ...
+    memref.dealloc %b : memref<?xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def TfmDropSelfCopiesPass
+    : Pass<"tfm-drop-self-copies", "::mlir::func::FuncOp"> {
+  let summary = "drop copies of a buffer onto itself";
+  let description = [{
+    Runs after bufferization: a `memref.copy` whose source is its target,
+    or its target collapsed and expanded back along the same dims, copies
+    nothing and goes. `tfm-cpu-tile-projections` computes the logits in
+    the caller's buffer through an `[M, N]` view of it; bufferization then
+    copies the `[B, S, N]` view of the result into that same buffer, and
+    upstream's folds keep the view because its sizes are read off another
+    argument (the token ids), which the runtime checks made equal.
+
+    ```mlir
+    %c = memref.collapse_shape %out [[0, 1], [2]]
+        : memref<?x?x256xf32> into memref<?x256xf32>
+    ...                                   // computed into %c
+    %e = memref.expand_shape %c [[0, 1], [2]] output_shape [%b, %s, 256]
+        : memref<?x256xf32> into memref<?x?x256xf32>
+    memref.copy %e, %out : memref<?x?x256xf32> to memref<?x?x256xf32>  // goes
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def TfmCPUHoistThreadScratchPass : Pass<"tfm-cpu-hoist-thread-scratch"> {
   let summary = "allocate a parallel loop's stack scratch once per thread";
   let description = [{

@@ -298,10 +298,20 @@ Value groupColumnBlock(OpBuilder &b, Location loc, ProjectionGroup &group,
   IRMapping blocks;
   for (linalg::GenericOp projection : group.projections) {
     Value target;
-    if (fillValueOf(projection))
-      target = tensor::EmptyOp::create(
-          b, loc, ArrayRef<OpFoldResult>{rowCount, b.getIndexAttr(block)},
-          b.getF32Type());
+    // Scratch of its own for each projection (CSE would merge two equal
+    // tensor.empty + fill, and bufferization then copy one into the other).
+    if (fillValueOf(projection)) {
+      std::optional<int64_t> staticRows = getConstantIntValue(rowCount);
+      SmallVector<Value> dynamicRows;
+      if (!staticRows)
+        dynamicRows.push_back(cast<Value>(rowCount));
+      target = bufferization::AllocTensorOp::create(
+          b, loc,
+          RankedTensorType::get(
+              {staticRows.value_or(ShapedType::kDynamic), block},
+              b.getF32Type()),
+          dynamicRows);
+    }
     else
       target = slice2D(b, loc, projection.getDpsInits()[0],
                        b.getIndexAttr(0), nBlock, rowCount,
@@ -367,6 +377,33 @@ Value tileColumns(RewriterBase &rewriter, Location loc,
   return forall.getResult(0);
 }
 
+/// For a result that an entry point writes into its caller's buffer as a
+/// [B, S, N] view (the logits): the [M, N] view of that buffer, so that the
+/// loops write there directly; else null (the result gets a buffer of its
+/// own, which would then be copied out: 65 MB of logits at S = 512).
+/// eliminate-empty-tensors does not see through the reshape.
+Value outputView(RewriterBase &rewriter, linalg::GenericOp root) {
+  Value result = root->getResult(0);
+  if (!result.hasOneUse())
+    return Value();
+  auto expand = dyn_cast<tensor::ExpandShapeOp>(*result.getUsers().begin());
+  if (!expand || !expand->hasOneUse())
+    return Value();
+  auto materialize = dyn_cast<bufferization::MaterializeInDestinationOp>(
+      *expand->getUsers().begin());
+  if (!materialize || !materialize.getRestrict() ||
+      !materialize.getWritable() ||
+      !isa<BlockArgument>(materialize.getDest()) ||
+      materialize.getSource() != expand.getResult())
+    return Value();
+  Location loc = root.getLoc();
+  Value caller = bufferization::ToTensorOp::create(
+      rewriter, loc, expand.getResultType(), materialize.getDest(),
+      /*restrict=*/true, /*writable=*/true);
+  return tensor::CollapseShapeOp::create(rewriter, loc, caller,
+                                         expand.getReassociationIndices());
+}
+
 /// Replaces `group` by the loops of the file comment: over the columns that
 /// whole `main` blocks cover, then, where N has columns left (a vocabulary
 /// of 1000 with 32-column blocks), over those with `tail`; or, for fewer
@@ -388,7 +425,9 @@ void tileProjectionGroup(RewriterBase &rewriter, ProjectionGroup &group,
   if (auto collapse = shared.getDefiningOp<tensor::CollapseShapeOp>())
     if (collapse.getSrc().getDefiningOp<tensor::EmptyOp>())
       shared = collapse.getSrc(); // the [M, N] view of a [B, S, N] epilogue
-  if (shared.getDefiningOp<tensor::EmptyOp>()) {
+  if (Value output = outputView(rewriter, root)) {
+    shared = output;
+  } else if (shared.getDefiningOp<tensor::EmptyOp>()) {
     auto type = cast<RankedTensorType>(root->getResult(0).getType());
     SmallVector<Value> rowCount;
     if (type.isDynamicDim(0))

@@ -141,7 +141,7 @@ func.func @narrow_columns(%x: tensor<?x64xf32>, %w: tensor<8x64xf32>) -> tensor<
 // CHECK: } else {
 // CHECK: scf.forall (%[[J:.+]]) in (2) shared_outs(%[[SHARED:.+]] = %[[HIDDEN]])
 // CHECK:   %[[N0:.+]] = arith.muli %[[J]], %c128
-// CHECK:   %[[GATE_INIT:.+]] = tensor.empty(%{{.+}}) : tensor<?x128xf32>
+// CHECK:   %[[GATE_INIT:.+]] = bufferization.alloc_tensor(%{{.+}}) : tensor<?x128xf32>
 // CHECK:   %[[GATE_ZERO:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[GATE_INIT]] : tensor<?x128xf32>)
 // CHECK:   tensor.extract_slice %[[G]][%[[N0]], 0] [128, 64]
 // CHECK:   %[[GATE:.+]] = scf.for {{.+}} iter_args(%{{.+}} = %[[GATE_ZERO]])
