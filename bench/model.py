@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from attention import Runner, machine, modified
+from attention import Runner, machine, modified, status_kib
 from tfm import compiler, runtime
 
 BENCH = pathlib.Path(__file__).resolve().parent
@@ -48,6 +48,16 @@ def flops(config, batch, length, logits="all"):
     weights = ((layers * qkv + (layers - 1) * after_attention) * length
                + (after_attention + config["vocab_size"] * d) * rows)
     return batch * (2 * weights + attention)
+
+
+def layer_activation_bytes(config, batch, length):
+    """The f32 tensors one layer computes, unfused: norm output, q, k, v,
+    attention output, o_proj output, residual, norm output, gate, up,
+    hidden, down output (issue 14's RSS bound is this + 64 MiB beyond the
+    weights, inputs and outputs)."""
+    d = config["d_model"]
+    kv_rows = config["num_kv_heads"] * d // config["num_heads"]
+    return 4 * batch * length * (6 * d + 2 * kv_rows + 3 * config["d_ff"])
 
 
 def torch_logits(config, weights, ids, positions, logits="all"):
@@ -118,14 +128,17 @@ def worker(impl, directory, logits, length, reps):
     else:
         forward = runtime.Library(directory / f"model-{logits}.so")["forward"]
         call = forward.bind(ids, positions, *[weights[s["name"]] for s in forward.inputs[2:]])
+    base = status_kib("VmRSS")  # weights, token ids and (tfm) the logits
     result = call()  # warm-up
     seconds = []
     for _ in range(reps):
         start = time.perf_counter()
         call()
         seconds.append(time.perf_counter() - start)
+    extra = status_kib("VmHWM") - base
     np.save(directory / f"logits-{impl}.npy", result)
-    print(f"model seconds={np.median(seconds):.6f} reps={reps} kernels={kernels}")
+    print(f"model seconds={np.median(seconds):.6f} reps={reps} kernels={kernels} "
+          f"rss_extra_kib={extra}")
 
 
 def prepare(directory, config, batch, lengths, logits_modes):
@@ -222,11 +235,12 @@ def main():
 
     print(f"{'model':<8} {'S':>4} {'logits':<6} {'impl':<6} {'ms':>9} {'tokens/s':>9} "
           f"{'GFLOP/s':>8} {'%sgemm':>7} {'%peak':>6} {'wGB/s':>6} {'%triad':>6} "
-          f"{'torch/x':>8} {'error':>9}  kernels")
+          f"{'torch/x':>8} {'error':>9} {'+RSS MiB':>8} {'bound':>6}  kernels")
     for name, directory, model, batch, model_lengths, modes in models:
         for length in model_lengths:
             for logits in modes:
                 work = flops(model, batch, length, logits)
+                bound = (layer_activation_bytes(model, batch, length) + (64 << 20)) / 2**20
                 torch_seconds = None
                 for impl in ("torch", "tfm"):
                     result, why = runner.run([sys.executable, BENCH / "model.py", "worker",
@@ -251,7 +265,8 @@ def main():
                           f"{100 * rate / peak:>5.1f}% {wrate:>6.1f} "
                           f"{100 * wrate / triad:>5.1f}% "
                           f"{(torch_seconds / seconds if torch_seconds else float('nan')):>8.3f} "
-                          f"{error:>9}  {result['kernels']}")
+                          f"{error:>9} {int(result['rss_extra_kib']) / 1024:>8.1f} "
+                          f"{bound:>6.0f}  {result['kernels']}")
                     sys.stdout.flush()
     again = float(runner.sgemm()["gflops"])
     print(f"\nsgemm again: {again:.1f} GFLOP/s, load average "
