@@ -108,8 +108,33 @@ llvm::Expected<json::Value> mlir::tfm::parseJSON(llvm::StringRef text,
   return json::parse(text);
 }
 
-llvm::Error mlir::tfm::checkSourceNesting(llvm::StringRef source,
-                                          unsigned maxDepth) {
+/// Whether the text after `keyword` at `begin` is `= [` followed by a list
+/// of integers and `]`, or no `= [` at all (another syntax, which the parser
+/// checks itself).
+static bool isIntegerListOrOther(llvm::StringRef source, size_t begin) {
+  llvm::StringRef rest = source.substr(begin).ltrim();
+  if (!rest.consume_front("="))
+    return true;
+  rest = rest.ltrim();
+  if (!rest.consume_front("["))
+    return true;
+  size_t end = rest.find(']');
+  if (end == llvm::StringRef::npos)
+    return false;
+  llvm::StringRef list = rest.take_front(end).trim();
+  if (list.empty())
+    return true;
+  llvm::SmallVector<llvm::StringRef> items;
+  list.split(items, ',');
+  return llvm::all_of(items, [](llvm::StringRef item) {
+    item = item.trim();
+    item.consume_front("-");
+    return !item.empty() && llvm::all_of(item, llvm::isDigit);
+  });
+}
+
+llvm::Error mlir::tfm::checkMLIRSource(llvm::StringRef source,
+                                       unsigned maxDepth) {
   unsigned depth = 0, line = 1;
   for (size_t i = 0; i < source.size(); ++i) {
     char c = source[i];
@@ -131,6 +156,19 @@ llvm::Error mlir::tfm::checkSourceNesting(llvm::StringRef source,
                 (c == '>' && (i == 0 || source[i - 1] != '-'))) &&
                depth > 0) {
       --depth; // `->` is an arrow, not a bracket
+    } else if (llvm::isAlpha(c) &&
+               (i == 0 || !(llvm::isAlnum(source[i - 1]) ||
+                            source[i - 1] == '_' || source[i - 1] == '.'))) {
+      for (llvm::StringRef keyword : {"permutation", "dimensions"}) {
+        size_t after = i + keyword.size();
+        if (!source.substr(i).starts_with(keyword) ||
+            (after < source.size() &&
+             (llvm::isAlnum(source[after]) || source[after] == '_')))
+          continue;
+        if (!isIntegerListOrOther(source, after))
+          return llvm::createStringError(llvm::formatv(
+              "line {0}: '{1} = [...]' must list integers", line, keyword));
+      }
     }
   }
   return llvm::Error::success();

@@ -249,7 +249,7 @@ int main(int argc, char **argv) {
     module = std::move(model->module);
     manifest.flops = model->flops;
   } else {
-    if (llvm::Error nesting = checkSourceNesting(input->getBuffer()))
+    if (llvm::Error nesting = checkMLIRSource(input->getBuffer()))
       return fail(inputPath + ": " + llvm::toString(std::move(nesting)));
     sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
     module = parseSourceFile<ModuleOp>(sourceMgr, &context);

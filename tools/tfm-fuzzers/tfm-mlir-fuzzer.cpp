@@ -24,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // provides it (libFuzzer's buffer ends at its last byte).
   std::string source(reinterpret_cast<const char *>(data), size);
   llvm::StringRef text = source;
-  if (llvm::Error error = tfm::checkSourceNesting(text)) {
+  if (llvm::Error error = tfm::checkMLIRSource(text)) {
     llvm::consumeError(std::move(error));
     return 0;
   }

@@ -54,7 +54,7 @@ int main(int argc, char **argv) {
       mlir::openInputFile(inputPath, &error);
   if (!input)
     return fail(error);
-  if (llvm::Error nesting = mlir::tfm::checkSourceNesting(input->getBuffer()))
+  if (llvm::Error nesting = mlir::tfm::checkMLIRSource(input->getBuffer()))
     return fail(inputPath + ": " + llvm::toString(std::move(nesting)));
   std::unique_ptr<llvm::ToolOutputFile> output =
       mlir::openOutputFile(outputPath, &error);

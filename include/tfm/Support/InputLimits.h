@@ -47,11 +47,17 @@ struct JSONLimits {
 llvm::Expected<llvm::json::Value> parseJSON(llvm::StringRef text,
                                             const JSONLimits &limits = {});
 
-/// Fails when brackets in MLIR source text (outside strings and comments)
-/// nest deeper than `maxDepth`: MLIR's recursive-descent parser would run off
-/// the end of the stack long before such input means anything.
-llvm::Error checkSourceNesting(llvm::StringRef source,
-                               unsigned maxDepth = kMaxNestingDepth);
+/// Fails on MLIR source text that LLVM 22's parser would crash on instead
+/// of reporting an error:
+/// - brackets (outside strings and comments) nested deeper than `maxDepth`:
+///   the recursive-descent parser would run off the end of the stack long
+///   before such input means anything;
+/// - `permutation = [...]` or `dimensions = [...]` (the custom syntax of
+///   linalg.transpose, linalg.broadcast and linalg.reduce) holding anything
+///   but integers: their parser stores the null attribute of a failed parse
+///   and dereferences it.
+llvm::Error checkMLIRSource(llvm::StringRef source,
+                            unsigned maxDepth = kMaxNestingDepth);
 
 } // namespace mlir::tfm
 
