@@ -78,7 +78,8 @@ TFM_C_API const char *tfmLibraryEntryName(const TfmLibrary *library,
 TFM_C_API tfm_status tfmLibraryFlops(const TfmLibrary *library, int64_t batch,
                                      int64_t length, double *flops);
 
-/* A call of entry point `entry` (NULL: the library's only one). The
+/* A call of entry point `entry` (NULL: the library's only one, or its
+   `forward` when it has several, as a model description's has). The
    library must outlive the call; a call may be invoked repeatedly. */
 TFM_C_API tfm_status tfmCallCreate(TfmLibrary *library, const char *entry,
                                    TfmCall **call);
@@ -95,6 +96,10 @@ TFM_C_API const char *tfmCallTensorDtype(const TfmCall *call, int output,
 TFM_C_API int tfmCallTensorRank(const TfmCall *call, int output, int index);
 TFM_C_API const int64_t *tfmCallTensorShape(const TfmCall *call, int output,
                                             int index);
+/* 1 if input `index` is updated in place (a KV cache: the entry point writes
+   the new value back into the array bound to it, which must be writable);
+   0 if not, or for an output. */
+TFM_C_API int tfmCallTensorUpdated(const TfmCall *call, int output, int index);
 /* The index of the input or output called `name`, or -1. */
 TFM_C_API int tfmCallFindTensor(const TfmCall *call, int output,
                                 const char *name);

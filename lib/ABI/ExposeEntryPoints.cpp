@@ -2,12 +2,15 @@
 
 #include "tfm/ABI/Passes.h"
 
+#include "tfm/ABI/Attributes.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMEXPOSEENTRYPOINTSPASS
@@ -36,26 +39,51 @@ static LogicalResult exposeEntryPoint(func::FuncOp func) {
       return func.emitError() << "entry point result of type " << result
                               << " is not a ranked tensor";
 
+  // Results written back into an input's buffer (tfm.updates): that input
+  // is writable, and the result gets no output buffer of its own.
+  unsigned numInputs = func.getNumArguments();
+  SmallVector<std::optional<unsigned>> updates(type.getNumResults());
+  llvm::SmallBitVector updated(numInputs);
+  for (unsigned i = 0; i < type.getNumResults(); ++i) {
+    auto input = func.getResultAttrOfType<IntegerAttr>(i, kUpdatesAttr);
+    if (!input)
+      continue;
+    uint64_t index = input.getValue().getZExtValue();
+    if (index >= numInputs || type.getInput(index) != type.getResult(i) ||
+        updated.test(index))
+      return func.emitError()
+             << "result " << i << " updates input " << index
+             << ", which must exist, have the result's type and be updated "
+                "by no other result";
+    updated.set(index);
+    updates[i] = index;
+  }
+
   Block &entry = func.getBody().front();
   OpBuilder builder = OpBuilder::atBlockBegin(&entry);
   for (BlockArgument argument : entry.getArguments()) {
     auto tensorType = cast<RankedTensorType>(argument.getType());
     argument.setType(bufferTypeFor(tensorType));
     auto toTensor = bufferization::ToTensorOp::create(
-        builder, func.getLoc(), tensorType, argument, /*restrict=*/true);
+        builder, func.getLoc(), tensorType, argument, /*restrict=*/true,
+        /*writable=*/updated.test(argument.getArgNumber()));
     argument.replaceAllUsesExcept(toTensor, toTensor);
   }
 
-  // One output buffer per result, appended after the inputs; it keeps the
-  // result's attributes (its `tfm.name`).
-  unsigned numInputs = func.getNumArguments();
+  // One output buffer per other result, appended after the inputs; it keeps
+  // the result's attributes (its `tfm.name`).
   SmallVector<Value> outputs;
   for (auto [i, result] : llvm::enumerate(type.getResults())) {
+    if (updates[i]) {
+      outputs.push_back(func.getArgument(*updates[i]));
+      continue;
+    }
+    unsigned position = func.getNumArguments();
     if (failed(func.insertArgument(
-            numInputs + i, bufferTypeFor(cast<RankedTensorType>(result)),
+            position, bufferTypeFor(cast<RankedTensorType>(result)),
             func.getResultAttrDict(i), func.getLoc())))
       return failure();
-    outputs.push_back(func.getArgument(numInputs + i));
+    outputs.push_back(func.getArgument(position));
   }
 
   for (Block &block : func.getBody()) {

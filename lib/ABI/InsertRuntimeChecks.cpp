@@ -14,7 +14,11 @@
 #include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Analysis/TopologicalSortUtils.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -76,6 +80,13 @@ private:
   void collectGatherRequirements();
   void collectOutputRequirements();
   void collectAssertedRequirements();
+  /// Asserts whose condition is computed from the inputs alone (values of
+  /// a KV cache's lengths against its capacity): their conditions, to be
+  /// evaluated with the checks, and messages.
+  void collectInputAsserts();
+  /// The condition of `assertion` cloned at `builder`'s insertion point,
+  /// or null when it depends on more than the inputs.
+  Value cloneInputCondition(OpBuilder &builder, cf::AssertOp assertion);
   /// Adds a probe, tensor.dim / memref.dim of `shaped` at `dim` before the
   /// return, and returns its number.
   unsigned probe(Value shaped, int64_t dim);
@@ -89,6 +100,7 @@ private:
   func::FuncOp func;
   std::vector<Requirement> requirements;
   SmallVector<Value> probes;
+  SmallVector<cf::AssertOp> inputAsserts;
 };
 
 unsigned CheckBuilder::probe(Value shaped, int64_t dim) {
@@ -314,12 +326,50 @@ Value CheckBuilder::allInRange(OpBuilder &builder, unsigned argument,
                                    ValueRange{});
 }
 
+void CheckBuilder::collectInputAsserts() {
+  for (auto assertion : func.getBody().front().getOps<cf::AssertOp>())
+    inputAsserts.push_back(assertion);
+}
+
+Value CheckBuilder::cloneInputCondition(OpBuilder &builder,
+                                        cf::AssertOp assertion) {
+  Block &entry = func.getBody().front();
+  // The ops the condition is computed by, down to the inputs' tensors (the
+  // to_tensor ops the checks follow) and arguments, including the values
+  // their regions use (a reduction's bounds).
+  SetVector<Operation *> slice;
+  SmallVector<Value> worklist{assertion.getArg()};
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    Operation *producer = value.getDefiningOp();
+    if (!producer) {
+      if (cast<BlockArgument>(value).getOwner() != &entry)
+        return Value();
+      continue;
+    }
+    if (isa<bufferization::ToTensorOp>(producer) || slice.contains(producer))
+      continue;
+    if (producer->getBlock() != &entry || !isMemoryEffectFree(producer))
+      return Value();
+    slice.insert(producer);
+    worklist.append(producer->operand_begin(), producer->operand_end());
+    SetVector<Value> captured;
+    getUsedValuesDefinedAbove(producer->getRegions(), captured);
+    worklist.append(captured.begin(), captured.end());
+  }
+  IRMapping mapping;
+  for (Operation *op : topologicalSort(slice))
+    builder.clone(*op, mapping);
+  return mapping.lookupOrDefault(assertion.getArg());
+}
+
 void CheckBuilder::run() {
   collectAssertedRequirements();
+  collectInputAsserts();
   collectLinalgRequirements();
   collectGatherRequirements();
   collectOutputRequirements();
-  if (requirements.empty())
+  if (requirements.empty() && inputAsserts.empty())
     return;
   std::vector<std::optional<EntrySize>> resolved = resolveProbes();
 
@@ -381,6 +431,12 @@ void CheckBuilder::run() {
     }
     seen.push_back(message);
     checks.push_back({ok, message});
+  }
+  for (cf::AssertOp assertion : inputAsserts) {
+    if (Value ok = cloneInputCondition(builder, assertion)) {
+      checks.push_back({ok, assertion.getMsg().str()});
+      assertion.erase();
+    }
   }
   if (checks.empty())
     return;

@@ -81,6 +81,15 @@ mlir::tfm::collectEntryPoints(ModuleOp module) {
       entry.inputs.push_back(*signature);
     }
     for (auto [i, type] : llvm::enumerate(func.getResultTypes())) {
+      // A result written back into an input's array is no output of its own.
+      if (auto input = func.getResultAttrOfType<IntegerAttr>(i, kUpdatesAttr)) {
+        uint64_t index = input.getValue().getZExtValue();
+        if (index >= entry.inputs.size())
+          return func.emitError() << "result " << i << " updates input "
+                                  << index << ", which does not exist";
+        entry.inputs[index].updated = true;
+        continue;
+      }
       auto signature = signatureOf(
           func, type, func.getResultAttrOfType<StringAttr>(i, kNameAttr),
           llvm::formatv("result{0}", i).str());
@@ -114,8 +123,11 @@ void mlir::tfm::resolveOutputDimSources(ModuleOp linalgModule,
     };
     std::vector<Probe> probes;
     SmallVector<Value> probeValues;
+    size_t nextOutput = 0;
     for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
-      TensorSignature &output = entry.outputs[i];
+      if (func.getResultAttr(i, kUpdatesAttr))
+        continue; // written back into an input
+      TensorSignature &output = entry.outputs[nextOutput++];
       output.dimSources.assign(output.shape.size(), std::nullopt);
       for (auto [dim, size] : llvm::enumerate(output.shape)) {
         if (size >= 0)
@@ -231,7 +243,8 @@ mlir::tfm::formatCHeader(const std::vector<EntryPoint> &entryPoints,
   for (const EntryPoint &entry : entryPoints) {
     os << "/* " << entry.name << "\n";
     for (const TensorSignature &t : entry.inputs)
-      os << " *   in  " << t.name << ": " << formatShape(t, entry) << "\n";
+      os << " *   " << (t.updated ? "in/out (updated in place) " : "in  ")
+         << t.name << ": " << formatShape(t, entry) << "\n";
     for (const TensorSignature &t : entry.outputs)
       os << " *   out " << t.name << ": " << formatShape(t, entry) << "\n";
     for (auto [k, check] : llvm::enumerate(entry.checks))

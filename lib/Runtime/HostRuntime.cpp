@@ -13,6 +13,7 @@
 #include "CUDA/DeviceCopies.h"
 #include "tfm/Runtime/Manifest.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <dlfcn.h>
@@ -126,7 +127,9 @@ tfm_status TfmCall::bind(int output, int index, const char *dtype, int rank,
   std::string mismatch = kind + " '" + spec.name + "' must be " +
                          describe(expected, spec.dtype) + ", got " +
                          describe(dims, given);
-  bool narrowing = !output && spec.dtype == "i32" && given == "i64";
+  // An array updated in place is written: never a narrowed copy.
+  bool narrowing =
+      !output && !spec.updated && spec.dtype == "i32" && given == "i64";
   if (given != spec.dtype && !narrowing)
     return fail(TFM_ERROR_DTYPE, mismatch);
   bool shapeOk = dims.size() == expected.size();
@@ -247,6 +250,14 @@ tfm_status tfmCallCreate(TfmLibrary *library, const char *entry,
                          TfmCall **call) {
   const std::vector<EntryPoint> &entries = library->manifest.entryPoints;
   const EntryPoint *chosen = nullptr;
+  // A model description's library also has prefill and decode; forward
+  // is what a caller that names none runs.
+  if (!entry && entries.size() > 1 &&
+      std::any_of(entries.begin(), entries.end(),
+                  [](const EntryPoint &candidate) {
+                    return candidate.name == "forward";
+                  }))
+    entry = "forward";
   if (!entry) {
     if (entries.size() != 1) {
       std::string names;
@@ -297,6 +308,11 @@ const char *tfmCallTensorDtype(const TfmCall *call, int output, int index) {
   return call->validIndex(output, index)
              ? call->specs(output)[index].dtype.c_str()
              : nullptr;
+}
+
+int tfmCallTensorUpdated(const TfmCall *call, int output, int index) {
+  return call->validIndex(output, index) &&
+         call->specs(output)[index].updated;
 }
 
 int tfmCallTensorRank(const TfmCall *call, int output, int index) {
@@ -380,6 +396,7 @@ tfm_status tfmCallInvoke(TfmCall *call, int32_t *checkIndex) {
     uintptr_t begin, end;
   };
   std::vector<Range> ranges;
+  std::vector<bool> written; // outputs, and inputs updated in place
   for (int output = 0; output < 2; ++output) {
     for (size_t i = 0; i < call->specs(output).size(); ++i) {
       const Binding &binding = call->bindings(output)[i];
@@ -391,19 +408,24 @@ tfm_status tfmCallInvoke(TfmCall *call, int32_t *checkIndex) {
       byteSize(binding.shape, spec.dtype, bytes);
       auto begin = reinterpret_cast<uintptr_t>(binding.data);
       ranges.push_back({&spec.name, begin, begin + bytes});
+      written.push_back(output || spec.updated);
     }
   }
-  // Outputs must not overlap an input or another output (the ABI's
-  // inputs are `restrict`).
-  size_t firstOutput = entry.inputs.size();
-  for (size_t o = firstOutput; o < ranges.size(); ++o)
+  // What is written (outputs, inputs updated in place) must not overlap
+  // any other array (the ABI's arrays are `restrict`).
+  for (size_t o = 0; o < ranges.size(); ++o)
     for (size_t other = 0; other < ranges.size(); ++other)
-      if (other != o && ranges[o].begin < ranges[other].end &&
+      if (written[o] && other != o && ranges[o].begin < ranges[other].end &&
           ranges[other].begin < ranges[o].end)
         return fail(TFM_ERROR_VALUE,
-                    "output '" + *ranges[o].name + "' overlaps '" +
-                        *ranges[other].name +
-                        "': inputs and outputs must not alias");
+                    o < entry.inputs.size()
+                        ? "input '" + *ranges[o].name + "' overlaps '" +
+                              *ranges[other].name +
+                              "': an array updated in place must not alias "
+                              "another"
+                        : "output '" + *ranges[o].name + "' overlaps '" +
+                              *ranges[other].name +
+                              "': inputs and outputs must not alias");
 
   // A cuda library computes on copies in device memory.
   bool onDevice = call->library->deviceError != nullptr;
@@ -458,13 +480,17 @@ tfm_status tfmCallInvoke(TfmCall *call, int32_t *checkIndex) {
     return fail(TFM_ERROR_DEVICE, "'" + entry.name + "' failed on the " +
                                       "GPU: " + call->library->deviceError());
   if (status == 0 && onDevice) {
-    for (size_t i = 0; i < call->outputs.size(); ++i) {
-      const Binding &binding = call->outputs[i];
+    // Outputs and inputs updated in place come back from the device.
+    for (size_t i = 0; i < ranges.size(); ++i) {
+      if (!written[i])
+        continue;
+      bool output = i >= entry.inputs.size();
+      size_t index = output ? i - entry.inputs.size() : i;
+      const Binding &binding = call->bindings(output)[index];
       uint64_t bytes;
-      byteSize(binding.shape, entry.outputs[i].dtype, bytes);
+      byteSize(binding.shape, call->specs(output)[index].dtype, bytes);
       std::string error;
-      if (!copies.download(binding.data, addresses[entry.inputs.size() + i],
-                           bytes, error))
+      if (!copies.download(binding.data, addresses[i], bytes, error))
         return fail(TFM_ERROR_DEVICE, error);
     }
   }

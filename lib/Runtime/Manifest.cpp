@@ -62,6 +62,13 @@ bool parseTensors(const std::vector<Value> *array,
       return false;
     }
     TensorSignature tensor{*name, {}, *dtype, {}};
+    if (const Value *updated = value.find("updated")) {
+      if (updated->kind != Value::Kind::Bool) {
+        error = "tensor '" + *name + "': 'updated' must be true or false";
+        return false;
+      }
+      tensor.updated = updated->boolean;
+    }
     for (const Value &size : *shape) {
       if (!size.integer || *size.integer < -1) {
         error = "a dim must be an integer, -1 when dynamic";
@@ -115,6 +122,11 @@ bool parseRoot(const Value &root, Manifest &manifest, std::string &error) {
     if (!parseTensors(value.findArray("inputs"), entry.inputs, error) ||
         !parseTensors(value.findArray("outputs"), entry.outputs, error))
       return false;
+    for (const TensorSignature &output : entry.outputs)
+      if (output.updated) {
+        error = "output '" + output.name + "' cannot be 'updated'";
+        return false;
+      }
     for (const TensorSignature &output : entry.outputs)
       for (const std::optional<DimSource> &source : output.dimSources)
         if (source && (source->input >= entry.inputs.size() ||

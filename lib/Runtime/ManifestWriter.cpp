@@ -14,6 +14,8 @@ static json::Array toJSON(const std::vector<TensorSignature> &tensors) {
     json::Object object{{"name", tensor.name},
                         {"shape", json::Array(tensor.shape)},
                         {"dtype", tensor.dtype}};
+    if (tensor.updated)
+      object["updated"] = true;
     if (!tensor.dimSources.empty()) {
       json::Array sources;
       for (const std::optional<DimSource> &source : tensor.dimSources)

@@ -180,6 +180,18 @@ class EntryPoint:
                 raise TypeError(f"{self.name}: input '{spec['name']}' is not "
                                 f"an array: {error}") from None
             self._supported("input", spec, array)
+            if spec.get("updated"):
+                # Written back in place (a KV cache): a copy would lose it.
+                where = f"{self.name}: input '{spec['name']}' is updated in place and"
+                if not isinstance(value, np.ndarray):
+                    raise TypeError(f"{where} must be a numpy.ndarray, "
+                                    f"got {type(value).__name__}")
+                if not (array.flags.c_contiguous and array.flags.aligned):
+                    raise ValueError(f"{where} must be C-contiguous and aligned")
+                if not array.flags.writeable:
+                    raise ValueError(f"{where} is read-only")
+                inputs.append(array)
+                continue
             inputs.append(np.require(array, requirements=["C", "A"]))
         return inputs
 

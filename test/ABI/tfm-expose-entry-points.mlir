@@ -41,3 +41,32 @@ func.func @scalar_argument(%n: index) -> tensor<4xf32> {
   %t = tensor.empty() : tensor<4xf32>
   return %t : tensor<4xf32>
 }
+
+// -----
+
+// A result that updates an input (a KV cache) is written back into that
+// input's buffer, which is read writable; it gets no output buffer.
+// CHECK-LABEL: func.func @append_row
+// CHECK-SAME: (%[[CACHE:[^:]+]]: memref<?x4xf32> {tfm.name = "cache"}, %[[ROW:[^:]+]]: memref<1x4xf32> {tfm.name = "row"}, %[[OUT:[^:]+]]: memref<1x4xf32> {tfm.name = "doubled"}) -> i32
+// CHECK: %[[C:.+]] = bufferization.to_tensor %[[CACHE]] restrict writable
+// CHECK: %[[R:.+]] = bufferization.to_tensor %[[ROW]] restrict :
+// CHECK: %[[NEW:.+]] = tensor.insert_slice %[[R]] into %[[C]]
+// CHECK: bufferization.materialize_in_destination %[[NEW]] in restrict writable %[[CACHE]]
+// CHECK: bufferization.materialize_in_destination %{{.+}} in restrict writable %[[OUT]]
+func.func @append_row(%cache: tensor<?x4xf32> {tfm.name = "cache"},
+                      %row: tensor<1x4xf32> {tfm.name = "row"})
+    -> (tensor<?x4xf32> {tfm.name = "cache", tfm.updates = 0 : i64},
+        tensor<1x4xf32> {tfm.name = "doubled"}) {
+  %c0 = arith.constant 0 : index
+  %new = tensor.insert_slice %row into %cache[%c0, 0] [1, 4] [1, 1] : tensor<1x4xf32> into tensor<?x4xf32>
+  %d = arith.addf %row, %row : tensor<1x4xf32>
+  return %new, %d : tensor<?x4xf32>, tensor<1x4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{result 0 updates input 1, which must exist, have the result's type and be updated by no other result}}
+func.func @updates_other_type(%cache: tensor<?x4xf32>, %row: tensor<1x4xf32>)
+    -> (tensor<?x4xf32> {tfm.updates = 1 : i64}) {
+  return %cache : tensor<?x4xf32>
+}

@@ -94,3 +94,39 @@ func.func @asserted_sizes(%x: tensor<?x?xf32> {tfm.name = "x"},
   %r = tensor.extract_slice %x[0, %last] [%bx, 1] [1, 1] : tensor<?x?xf32> to tensor<?x1xf32>
   return %r : tensor<?x1xf32>
 }
+
+// -----
+
+// An assert computed from the inputs alone (a reduction over an index
+// input, bounded by a dim of another input) becomes a check with its own
+// message, evaluated before anything runs.
+// CHECK-LABEL: func.func @input_values_asserted
+// CHECK-SAME: tfm.checks = [{{.*}}"every length must be below the capacity"]
+// CHECK-NOT: cf.assert
+// CHECK: %[[ALL:.+]] = linalg.generic {{.+}} iterator_types = ["reduction"]
+// CHECK:   arith.cmpi slt
+// CHECK: %[[OK:.+]] = tensor.extract %[[ALL]][]
+// CHECK: arith.andi {{.*}}%[[OK]]
+// CHECK: scf.if
+func.func @input_values_asserted(%lengths: tensor<?xi32> {tfm.name = "lengths"},
+                                 %cache: tensor<?x4xf32> {tfm.name = "cache"})
+    -> (tensor<?x4xf32> {tfm.name = "out"}) {
+  %c0 = arith.constant 0 : index
+  %capacity = tensor.dim %cache, %c0 : tensor<?x4xf32>
+  %true = arith.constant true
+  %init = tensor.empty() : tensor<i1>
+  %filled = linalg.fill ins(%true : i1) outs(%init : tensor<i1>) -> tensor<i1>
+  %all = linalg.generic {indexing_maps = [affine_map<(b) -> (b)>, affine_map<(b) -> ()>],
+                         iterator_types = ["reduction"]}
+      ins(%lengths : tensor<?xi32>) outs(%filled : tensor<i1>) {
+  ^bb0(%n: i32, %acc: i1):
+    %i = arith.index_cast %n : i32 to index
+    %below = arith.cmpi slt, %i, %capacity : index
+    %both = arith.andi %acc, %below : i1
+    linalg.yield %both : i1
+  } -> tensor<i1>
+  %ok = tensor.extract %all[] : tensor<i1>
+  cf.assert %ok, "every length must be below the capacity"
+  %twice = arith.addf %cache, %cache : tensor<?x4xf32>
+  return %twice : tensor<?x4xf32>
+}

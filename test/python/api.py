@@ -19,7 +19,7 @@ config = {"vocab_size": 50, "d_model": 32, "num_layers": 1, "num_heads": 4,
           "num_kv_heads": 2, "d_ff": 48, "tie_embeddings": True}
 library = runtime.Library(compiler.compile_model(config, out / "model.so",
                                                  header=out / "model.h"))
-assert list(library.entry_points) == ["forward"]
+assert list(library.entry_points) == ["forward", "prefill", "decode"]
 forward = library["forward"]
 assert [s["name"] for s in forward.inputs[:3]] == [
     "input_ids", "position_ids", "model.embed_tokens.weight"]

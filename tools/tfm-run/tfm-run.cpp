@@ -164,7 +164,8 @@ std::vector<TensorSignature> signatures(const TfmCall *call, int output) {
     tensors.push_back({tfmCallTensorName(call, output, i),
                        {shape, shape + tfmCallTensorRank(call, output, i)},
                        tfmCallTensorDtype(call, output, i),
-                       {}});
+                       {},
+                       tfmCallTensorUpdated(call, output, i) != 0});
   }
   return tensors;
 }
@@ -210,7 +211,8 @@ int main(int argc, char **argv) {
         return 1;
       llvm::outs() << tfmCallEntryName(call.get()) << "\n";
       for (const TensorSignature &t : signatures(call.get(), 0))
-        llvm::outs() << "  in  " << t.name << ": " << describe(t) << "\n";
+        llvm::outs() << (t.updated ? "  in/out (updated in place) " : "  in  ")
+                     << t.name << ": " << describe(t) << "\n";
       for (const TensorSignature &t : signatures(call.get(), 1))
         llvm::outs() << "  out " << t.name << ": " << describe(t) << "\n";
     }

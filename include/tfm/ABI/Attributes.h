@@ -16,6 +16,11 @@ namespace mlir::tfm {
 /// (Hugging Face parameter names for model descriptions).
 constexpr llvm::StringLiteral kNameAttr = "tfm.name";
 
+/// Result attribute: the index of the input whose caller's array the result
+/// is written back into (a KV cache updated in place), instead of an output
+/// array of its own. The result has the input's type.
+constexpr llvm::StringLiteral kUpdatesAttr = "tfm.updates";
+
 /// Function attribute set by tfm-insert-runtime-checks: the messages of the
 /// entry point's runtime checks, in status order.
 constexpr llvm::StringLiteral kChecksAttr = "tfm.checks";

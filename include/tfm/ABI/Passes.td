@@ -27,6 +27,12 @@ def TfmExposeEntryPointsPass
     bufferization computes them in place and no copy or hidden allocation
     crosses the boundary. Input and output buffers must not alias.
 
+    A result with `tfm.updates = N` (a KV cache) gets no output buffer: it is
+    written back into input `N`'s buffer, which is read through
+    `to_tensor ... restrict writable`, so an `insert_slice` of the new rows
+    into it is done in place and nothing else of it is copied. The result
+    must have input `N`'s type.
+
     Before:
 
     ```mlir
@@ -67,6 +73,10 @@ def TfmInsertRuntimeChecksPass
     - every `cf.assert` of `tensor.dim == tensor.dim` (how tiling states what
       its loops assume) or of `tensor.dim >= constant` (a model's last
       position needs one) holds; such asserts are removed;
+    - every other top-level `cf.assert` whose condition is computed from the
+      inputs alone (sizes, values: a KV cache's lengths against its
+      capacity) holds, with the assert's message: its computation is cloned
+      before the checks, and the assert is removed;
     - every output buffer must have the shape of the result written to it;
     - every integer input used as a gather index (`tfm.embedding` ids) must
       lie in `[0, rows)`.

@@ -23,9 +23,10 @@ struct ModelModule {
   FlopModel flops;
 };
 
-/// Parses and validates a model description and builds its module, whose
-/// single entry point is `@forward(input_ids, position_ids, parameters...)
-/// -> logits`. Errors name the offending field.
+/// Parses and validates a model description and builds its module: the
+/// entry point `@forward(input_ids, position_ids, parameters...) -> logits`
+/// and, for generation, `@prefill` and `@decode`, which update caller-owned
+/// KV caches in place. Errors name the offending field.
 llvm::Expected<ModelModule> buildModelFromJSON(llvm::StringRef json,
                                                MLIRContext *context);
 

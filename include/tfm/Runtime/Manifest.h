@@ -38,6 +38,10 @@ struct TensorSignature {
   /// Outputs only: for each dim, the input dim it equals when the compiler
   /// can tell (callers size output buffers from it).
   std::vector<std::optional<DimSource>> dimSources;
+  /// Inputs only: the entry point writes the updated value back into the
+  /// caller's array (a KV cache), which must then be writable and stay
+  /// where it is.
+  bool updated = false;
 };
 
 struct EntryPoint {
@@ -68,7 +72,8 @@ struct Manifest {
   std::optional<FlopModel> flops;
 };
 
-/// {"device": "cpu", "entry_points": [{"name", "inputs": [{"name", "shape", "dtype"}],
+/// {"device": "cpu", "entry_points": [{"name", "inputs": [{"name", "shape", "dtype",
+///  "updated" (only when true)}],
 ///  "outputs": [{..., "dim_sources": [[input, dim] or null per dim]}],
 ///  "checks": ["message", ...]}],
 ///  "flops": {"per_token", "per_visible_pair", "sliding_window"}}
