@@ -3,8 +3,10 @@
 # attention, with the machine's sgemm rate and STREAM triad bandwidth.
 # Flags (bench/README.md): --only SUBSTR, --impls LIST, --quick, --threads N,
 # --timeout S. Threads default to $BENCH_THREADS, else the number of cpus.
-# `bench/run.sh model [--quick] [--layers N] [--batch B] [--seq S]`: the
-# whole-model benchmark, tfm against PyTorch eager on a LLaMA-style model.
+# `bench/run.sh model [...]`: the whole-model benchmark, tfm against PyTorch
+# eager on a LLaMA-style model; `bench/run.sh decode [...]`: one generated
+# token with KV caches, tfm's decode against a PyTorch decoder with an
+# HF-style cache.
 set -euo pipefail
 
 bench="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -24,8 +26,8 @@ mkdir -p "$bench/.build"
   -L"$llvm/lib" -Wl,-rpath,"$llvm/lib" -lopenblas -lm
 
 script=attention.py
-if [[ "${1:-}" == model ]]; then
-  script=model.py
+if [[ "${1:-}" == model || "${1:-}" == decode ]]; then
+  script="$1.py"
   shift
 fi
 echo "command: $0 ${script%.py} $*"
