@@ -3,6 +3,8 @@
 // tfm-run LIB.so [--entry=NAME] [--input NAME=FILE.npy]... [--params FILE]
 //        [--random-params=SEED] [--output NAME=FILE.npy]... [--output-dir DIR]
 //        [--check NAME=REF.npy]... [--rtol R] [--atol A] [--bench N] [--list]
+// tfm-run LIB.so --generate N --prompt 1,5,7|IDS.npy... [--temperature T]
+//        [--top-k K] [--top-p P] [--seed S] [--eos ID] [--params FILE]...
 //
 // Inputs are bound by name from the library's manifest: --input files first,
 // then tensors of a checkpoint, then random parameters. The runtime library
@@ -11,6 +13,8 @@
 // reads and writes the files.
 //
 //===----------------------------------------------------------------------===//
+
+#include "Generate.h"
 
 #include "tfm-c/Runtime.h"
 #include "tfm/Runtime/HostArray.h"
@@ -75,6 +79,32 @@ cl::opt<unsigned> benchRuns("bench",
                             cl::init(0), cl::cat(category));
 cl::opt<bool> list("list", cl::desc("Print the entry points and exit"),
                    cl::cat(category));
+cl::opt<unsigned> generateTokens(
+    "generate",
+    cl::desc("Generate N tokens after each --prompt with the prefill and "
+             "decode entry points (KV caches); prints them and the rates"),
+    cl::init(0), cl::value_desc("N"), cl::cat(category));
+cl::list<std::string> promptFlags(
+    "prompt",
+    cl::desc("Token ids of a prompt for --generate: 1,5,7 or a .npy file of "
+             "int32/int64 ids (1-D, or 2-D: one prompt per row); repeat for "
+             "a batch"),
+    cl::cat(category));
+cl::opt<double> temperature("temperature",
+                            cl::desc("Sampling temperature (default 0: "
+                                     "greedy)"),
+                            cl::init(0.0), cl::cat(category));
+cl::opt<int64_t> topK("top-k", cl::desc("Sample from the K likeliest tokens"),
+                      cl::init(0), cl::cat(category));
+cl::opt<double> topP("top-p",
+                     cl::desc("Sample from the likeliest tokens whose "
+                              "probabilities reach P"),
+                     cl::init(1.0), cl::cat(category));
+cl::opt<uint64_t> samplingSeed("seed", cl::desc("Seed of the sampling"),
+                               cl::init(0), cl::cat(category));
+cl::opt<int64_t> eosTokenId("eos", cl::desc("Stop once every prompt has "
+                                            "generated this token id"),
+                            cl::init(-1), cl::cat(category));
 
 int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "tfm-run") << message << "\n";
@@ -156,18 +186,76 @@ llvm::Expected<HostArray> randomArray(const TensorSignature &spec,
   return made;
 }
 
-/// The signatures of the call's inputs (`output` = 0) or outputs (1).
-std::vector<TensorSignature> signatures(const TfmCall *call, int output) {
-  std::vector<TensorSignature> tensors;
-  for (int i = 0, e = tfmCallTensorCount(call, output); i < e; ++i) {
-    const int64_t *shape = tfmCallTensorShape(call, output, i);
-    tensors.push_back({tfmCallTensorName(call, output, i),
-                       {shape, shape + tfmCallTensorRank(call, output, i)},
-                       tfmCallTensorDtype(call, output, i),
-                       {},
-                       tfmCallTensorUpdated(call, output, i) != 0});
+/// The arrays of `entry`'s inputs but those marked in `skip`, from the
+/// --input files, then the --params checkpoint, then --random-params.
+llvm::Expected<std::vector<Input>> collectInputs(const EntryPoint &entry,
+                                                 const std::vector<bool> &skip) {
+  std::vector<std::optional<HostArray>> bound(entry.inputs.size());
+  std::vector<std::string> origin(entry.inputs.size());
+  for (const std::string &flag : inputs) {
+    auto binding = bindFlag("input", flag, entry, /*output=*/false);
+    if (!binding)
+      return binding.takeError();
+    auto [index, path] = *binding;
+    if (skip[index])
+      return llvm::createStringError("input '" + entry.inputs[index].name +
+                                     "' is given by --generate");
+    auto array = readNpy(path);
+    if (!array)
+      return array.takeError();
+    bound[index] = std::move(*array);
+    origin[index] = path;
   }
-  return tensors;
+  if (!paramsPaths.empty()) {
+    auto tensors = readCheckpoint(paramsPaths);
+    if (!tensors)
+      return tensors.takeError();
+    std::vector<bool> inCheckpoint(entry.inputs.size());
+    for (auto &[name, tensor] : *tensors) {
+      int index = findTensor(entry.inputs, name);
+      // GPT-2 checkpoints saved from the base model lack the prefix.
+      if (index < 0)
+        index = findTensor(entry.inputs, "transformer." + name);
+      if (index < 0 || skip[index])
+        continue;
+      if (inCheckpoint[index])
+        return llvm::createStringError(
+            "input '" + entry.inputs[index].name +
+            "' is in the checkpoint twice, with and without the "
+            "'transformer.' prefix");
+      inCheckpoint[index] = true;
+      if (!bound[index]) { // --input files come first
+        bound[index] = std::move(tensor.array);
+        origin[index] = tensor.file;
+      }
+    }
+  }
+  std::mt19937_64 rng(randomSeed < 0 ? 0 : randomSeed);
+  std::vector<Input> collected(entry.inputs.size());
+  for (auto [i, spec] : llvm::enumerate(entry.inputs)) {
+    if (skip[i])
+      continue;
+    bool isFloat = spec.dtype == "f32" || spec.dtype == "f16" ||
+                   spec.dtype == "bf16";
+    bool isStatic = llvm::all_of(spec.shape, [](int64_t s) { return s >= 0; });
+    if (!bound[i] && randomSeed >= 0 && isFloat && isStatic) {
+      llvm::Expected<HostArray> array = randomArray(spec, rng);
+      if (!array)
+        return llvm::createStringError("input '" + spec.name + "': " +
+                                       llvm::toString(array.takeError()));
+      bound[i] = std::move(*array);
+      origin[i] = "--random-params";
+    }
+    if (!bound[i])
+      return llvm::createStringError(
+          "missing input '" + spec.name + "' " + describe(spec) +
+          ": give --input " + spec.name + "=FILE.npy" +
+          (isFloat && isStatic
+               ? ", a --params file holding it, or --random-params"
+               : ""));
+    collected[i] = {std::move(*bound[i]), origin[i]};
+  }
+  return collected;
 }
 
 struct LibraryCloser {
@@ -210,12 +298,35 @@ int main(int argc, char **argv) {
       if (!call)
         return 1;
       llvm::outs() << tfmCallEntryName(call.get()) << "\n";
-      for (const TensorSignature &t : signatures(call.get(), 0))
+      EntryPoint entry = describeCall(call.get());
+      for (const TensorSignature &t : entry.inputs)
         llvm::outs() << (t.updated ? "  in/out (updated in place) " : "  in  ")
                      << t.name << ": " << describe(t) << "\n";
-      for (const TensorSignature &t : signatures(call.get(), 1))
+      for (const TensorSignature &t : entry.outputs)
         llvm::outs() << "  out " << t.name << ": " << describe(t) << "\n";
     }
+    return 0;
+  }
+
+  if (generateTokens > 0 || !promptFlags.empty()) {
+    if (generateTokens == 0)
+      return fail("--prompt needs --generate N");
+    GenerationOptions options;
+    options.newTokens = generateTokens;
+    auto prompts = readPrompts(promptFlags);
+    if (!prompts)
+      return fail(llvm::toString(prompts.takeError()));
+    options.prompts = std::move(*prompts);
+    options.temperature = temperature;
+    if (topK.getNumOccurrences())
+      options.topK = topK;
+    if (topP.getNumOccurrences())
+      options.topP = topP;
+    options.seed = samplingSeed;
+    if (eosTokenId.getNumOccurrences())
+      options.eosTokenId = eosTokenId;
+    if (llvm::Error error = generate(library.get(), options, collectInputs))
+      return fail(llvm::toString(std::move(error)));
     return 0;
   }
 
@@ -223,71 +334,19 @@ int main(int argc, char **argv) {
                             entryName.empty() ? nullptr : entryName.c_str());
   if (!call)
     return 1;
-  const EntryPoint entry{tfmCallEntryName(call.get()),
-                         signatures(call.get(), 0), signatures(call.get(), 1),
-                         {}};
+  const EntryPoint entry = describeCall(call.get());
 
-  // Bind inputs: --input files, then the params file, then random.
-  std::vector<std::optional<HostArray>> bound(entry.inputs.size());
-  std::vector<std::string> origin(entry.inputs.size());
-  for (const std::string &flag : inputs) {
-    auto binding = bindFlag("input", flag, entry, /*output=*/false);
-    if (!binding)
-      return fail(llvm::toString(binding.takeError()));
-    auto [index, path] = *binding;
-    auto array = readNpy(path);
-    if (!array)
-      return fail(llvm::toString(array.takeError()));
-    bound[index] = std::move(*array);
-    origin[index] = path;
-  }
-  if (!paramsPaths.empty()) {
-    auto tensors = readCheckpoint(paramsPaths);
-    if (!tensors)
-      return fail(llvm::toString(tensors.takeError()));
-    std::vector<bool> inCheckpoint(entry.inputs.size());
-    for (auto &[name, tensor] : *tensors) {
-      int index = findTensor(entry.inputs, name);
-      // GPT-2 checkpoints saved from the base model lack the prefix.
-      if (index < 0)
-        index = findTensor(entry.inputs, "transformer." + name);
-      if (index < 0)
-        continue;
-      if (inCheckpoint[index])
-        return fail("input '" + entry.inputs[index].name +
-                    "' is in the checkpoint twice, with and without the "
-                    "'transformer.' prefix");
-      inCheckpoint[index] = true;
-      if (!bound[index]) { // --input files come first
-        bound[index] = std::move(tensor.array);
-        origin[index] = tensor.file;
-      }
-    }
-  }
-  std::mt19937_64 rng(randomSeed < 0 ? 0 : randomSeed);
-  for (auto [i, spec] : llvm::enumerate(entry.inputs)) {
-    bool isFloat = spec.dtype == "f32" || spec.dtype == "f16" ||
-                   spec.dtype == "bf16";
-    bool isStatic = llvm::all_of(spec.shape, [](int64_t s) { return s >= 0; });
-    if (!bound[i] && randomSeed >= 0 && isFloat && isStatic) {
-      llvm::Expected<HostArray> array = randomArray(spec, rng);
-      if (!array)
-        return fail("input '" + spec.name + "': " +
-                    llvm::toString(array.takeError()));
-      bound[i] = std::move(*array);
-      origin[i] = "--random-params";
-    }
-    if (!bound[i])
-      return fail("missing input '" + spec.name + "' " + describe(spec) +
-                  ": give --input " + spec.name + "=FILE.npy" +
-                  (isFloat && isStatic
-                       ? ", a --params file holding it, or --random-params"
-                       : ""));
-    HostArray &array = *bound[i];
-    if (tfmCallSetInput(call.get(), i, array.dtype.c_str(), array.shape.size(),
-                        array.shape.data(), array.bytes.data()) != TFM_OK)
-      return fail(llvm::Twine(tfmLastError()) + " (from '" + origin[i] + "')");
-  }
+  llvm::Expected<std::vector<Input>> collected =
+      collectInputs(entry, std::vector<bool>(entry.inputs.size()));
+  if (!collected)
+    return fail(llvm::toString(collected.takeError()));
+  std::vector<Input> &bound = *collected;
+  for (auto [i, input] : llvm::enumerate(bound))
+    if (tfmCallSetInput(call.get(), i, input.array.dtype.c_str(),
+                        input.array.shape.size(), input.array.shape.data(),
+                        input.array.bytes.data()) != TFM_OK)
+      return fail(llvm::Twine(tfmLastError()) + " (from '" + input.origin +
+                  "')");
 
   // Outputs, sized from the inputs.
   std::vector<HostArray> results;
@@ -324,9 +383,9 @@ int main(int argc, char **argv) {
     llvm::outs() << llvm::formatv("{0}: median {1:F3} ms over {2} runs",
                                   entry.name, median * 1e3, benchRuns);
     double flops;
-    if (bound.size() >= 1 && bound[0]->shape.size() == 2 &&
-        tfmLibraryFlops(library.get(), bound[0]->shape[0], bound[0]->shape[1],
-                        &flops) == TFM_OK)
+    if (bound.size() >= 1 && bound[0].array.shape.size() == 2 &&
+        tfmLibraryFlops(library.get(), bound[0].array.shape[0],
+                        bound[0].array.shape[1], &flops) == TFM_OK)
       llvm::outs() << llvm::formatv(", {0:F2} GFLOP/s ({1:F3} GFLOP)",
                                     flops / median * 1e-9, flops * 1e-9);
     llvm::outs() << "\n";
