@@ -76,7 +76,9 @@ private:
   llvm::StringSet<> read;
 };
 
-llvm::Error convertLlama(Converter &c, bool mistral) {
+enum class LlamaFamily { Llama, Mistral, Qwen2 };
+
+llvm::Error convertLlama(Converter &c, LlamaFamily family) {
   for (auto [field, key] : {std::pair{"vocab_size", "vocab_size"},
                             {"hidden_size", "d_model"},
                             {"num_hidden_layers", "num_layers"},
@@ -96,9 +98,19 @@ llvm::Error convertLlama(Converter &c, bool mistral) {
   if (const json::Value *theta = c.take("rope_theta"))
     positions["theta"] = *theta;
   c.description["positions"] = std::move(positions);
-  if (mistral)
+  if (family == LlamaFamily::Mistral)
     if (const json::Value *window = c.take("sliding_window"))
       c.description["mask"] = json::Object{{"sliding_window", *window}};
+  if (family == LlamaFamily::Qwen2) {
+    // Biases on q, k and v only; a window only from max_window_layers on,
+    // and only with use_sliding_window.
+    c.description["qkv_bias"] = true;
+    if (auto error = c.require("use_sliding_window", false,
+                               "Qwen2 windows only its layers from "
+                               "max_window_layers on"))
+      return error;
+    c.ignore({"sliding_window", "max_window_layers"});
+  }
   if (auto error = c.require("hidden_act", "silu", "the gated FFN is SwiGLU"))
     return error;
   if (auto error = c.require("mlp_bias", false,
@@ -192,14 +204,18 @@ mlir::tfm::descriptionFromHuggingFace(llvm::StringRef text) {
   std::optional<llvm::StringRef> architecture =
       list && list->size() == 1 ? (*list)[0].getAsString() : std::nullopt;
   llvm::Error error = llvm::Error::success();
-  if (architecture == "LlamaForCausalLM" ||
-      architecture == "MistralForCausalLM")
-    error = convertLlama(c, *architecture == "MistralForCausalLM");
+  if (architecture == "LlamaForCausalLM")
+    error = convertLlama(c, LlamaFamily::Llama);
+  else if (architecture == "MistralForCausalLM")
+    error = convertLlama(c, LlamaFamily::Mistral);
+  else if (architecture == "Qwen2ForCausalLM")
+    error = convertLlama(c, LlamaFamily::Qwen2);
   else if (architecture == "GPT2LMHeadModel")
     error = convertGPT2(c);
   else
     return configError("'architectures' must be [\"LlamaForCausalLM\"], "
-                       "[\"MistralForCausalLM\"] or [\"GPT2LMHeadModel\"]");
+                       "[\"MistralForCausalLM\"], [\"Qwen2ForCausalLM\"] or "
+                       "[\"GPT2LMHeadModel\"]");
   if (error)
     return std::move(error);
   if (const json::Value *dtype = c.take("torch_dtype")) {

@@ -148,7 +148,7 @@ BlockWeights ModelBuilder::llamaBlockWeights(int64_t layer) {
   BlockWeights w;
   std::tie(w.attnNormW, w.attnNormB) =
       normParameters(prefix + "input_layernorm");
-  bool qkvBias = config.attentionBias;
+  bool qkvBias = config.attentionBias || config.qkvBias;
   std::tie(w.qW, w.qB) = projection("self_attn.q_proj", config.dModel,
                                     config.dModel, qkvBias);
   std::tie(w.kW, w.kB) =
@@ -156,7 +156,7 @@ BlockWeights ModelBuilder::llamaBlockWeights(int64_t layer) {
   std::tie(w.vW, w.vB) =
       projection("self_attn.v_proj", kvRows, config.dModel, qkvBias);
   std::tie(w.oW, w.oB) = projection("self_attn.o_proj", config.dModel,
-                                    config.dModel, qkvBias);
+                                    config.dModel, config.attentionBias);
   std::tie(w.ffnNormW, w.ffnNormB) =
       normParameters(prefix + "post_attention_layernorm");
   if (isGatedFFN(config.ffn))

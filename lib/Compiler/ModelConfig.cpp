@@ -200,6 +200,8 @@ llvm::Expected<ModelConfig> mlir::tfm::parseModelConfig(llvm::StringRef json) {
     return std::move(error);
   if (auto error = reader.boolean("mlp_bias", config.mlpBias))
     return std::move(error);
+  if (auto error = reader.boolean("qkv_bias", config.qkvBias))
+    return std::move(error);
   config.finalNorm = placement == "pre";
   if (auto error = reader.boolean("final_norm", config.finalNorm))
     return std::move(error);

@@ -32,6 +32,8 @@ struct ModelConfig {
   int64_t slidingWindow = 0; // 0: causal
   bool tieEmbeddings = false, attentionBias = false, mlpBias = false,
        finalNorm = true;
+  /// Biases on the q, k and v projections only (Qwen2).
+  bool qkvBias = false;
   std::string dtype = "f32";
   /// Parameter names and layouts: Hugging Face LLaMA/Mistral, or GPT-2
   /// (fused c_attn, Conv1D [in, out] weights).

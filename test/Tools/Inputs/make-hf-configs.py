@@ -1,6 +1,6 @@
 """Writes Hugging Face model directories (config.json only) into argv[1]:
-small Llama, Llama-3 style (GQA, rope_theta 5e5), Mistral (sliding window)
-and GPT-2 configs as transformers writes them, and configs with a field
+small Llama, Llama-3 style (GQA, rope_theta 5e5), Mistral (sliding window),
+Qwen2 (q/k/v biases) and GPT-2 configs as transformers writes them, and configs with a field
 tfm cannot honour."""
 
 import json
@@ -30,6 +30,16 @@ GPT2 = {"activation_function": "gelu_new", "architectures": ["GPT2LMHeadModel"],
         "task_specific_params": {"text-generation": {"do_sample": True}},
         "vocab_size": 97}
 
+QWEN2 = {"architectures": ["Qwen2ForCausalLM"], "attention_dropout": 0.0,
+         "bos_token_id": 151643, "eos_token_id": 151645, "hidden_act": "silu",
+         "hidden_size": 64, "initializer_range": 0.02, "intermediate_size": 96,
+         "max_position_embeddings": 32768, "max_window_layers": 21,
+         "model_type": "qwen2", "num_attention_heads": 8, "num_hidden_layers": 2,
+         "num_key_value_heads": 2, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0,
+         "sliding_window": 32768, "tie_word_embeddings": True,
+         "torch_dtype": "float32", "transformers_version": "4.43.1",
+         "use_cache": True, "use_sliding_window": False, "vocab_size": 101}
+
 configs = {
     "llama": LLAMA, "mistral": MISTRAL, "gpt2": GPT2,
     "llama3-rope-scaling": dict(LLAMA, rope_scaling={
@@ -37,7 +47,9 @@ configs = {
         "original_max_position_embeddings": 8192, "rope_type": "llama3"}),
     "head-dim": dict(LLAMA, head_dim=16),
     "unknown-field": dict(LLAMA, quantization_config={"bits": 4}),
-    "qwen2": dict(LLAMA, architectures=["Qwen2ForCausalLM"]),
+    "qwen2": QWEN2,
+    "qwen2-window": dict(QWEN2, use_sliding_window=True),
+    "phi3": dict(LLAMA, architectures=["Phi3ForCausalLM"]),
     "gelu-llama": dict(LLAMA, hidden_act="gelu"),
     "not-a-model": {},
 }
