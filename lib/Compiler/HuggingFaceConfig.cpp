@@ -97,6 +97,39 @@ llvm::Error convertLlama(Converter &c, LlamaFamily family) {
   json::Object positions{{"kind", "rope"}, {"style", "half"}};
   if (const json::Value *theta = c.take("rope_theta"))
     positions["theta"] = *theta;
+  if (const json::Value *scaling = c.take("rope_scaling")) {
+    // Llama 3.1/3.2's frequency scaling; other kinds are not in tfm.
+    const json::Object *object = scaling->getAsObject();
+    std::optional<llvm::StringRef> type =
+        object ? object->getString("rope_type") : std::nullopt;
+    if (!type)
+      type = object ? object->getString("type") : std::nullopt;
+    if (type != "llama3")
+      return configError(llvm::formatv(
+          "'rope_scaling' = {0} is not supported: tfm has Llama 3's "
+          "\"rope_type\": \"llama3\" only",
+          *scaling));
+    json::Object ours{{"type", "llama3"}};
+    for (auto [theirs, key] :
+         {std::pair{"factor", "factor"},
+          {"low_freq_factor", "low_freq_factor"},
+          {"high_freq_factor", "high_freq_factor"},
+          {"original_max_position_embeddings", "original_max_positions"}}) {
+      const json::Value *value = object->get(theirs);
+      if (!value)
+        return configError(llvm::formatv(
+            "'rope_scaling' of type llama3 needs '{0}'", theirs));
+      ours[key] = *value;
+    }
+    static const llvm::StringRef known[] = {
+        "rope_type", "type", "factor", "low_freq_factor", "high_freq_factor",
+        "original_max_position_embeddings"};
+    for (const auto &entry : *object)
+      if (!llvm::is_contained(known, llvm::StringRef(entry.first)))
+        return configError("'rope_scaling': '" + entry.first.str() +
+                           "' is not supported");
+    positions["scaling"] = std::move(ours);
+  }
   c.description["positions"] = std::move(positions);
   if (family == LlamaFamily::Mistral)
     if (const json::Value *window = c.take("sliding_window"))
@@ -119,10 +152,6 @@ llvm::Error convertLlama(Converter &c, LlamaFamily family) {
   if (auto error = c.require("pretraining_tp", 1,
                              "it changes the order of the matmuls' sums"))
     return error;
-  if (const json::Value *scaling = c.take("rope_scaling"))
-    return configError(llvm::formatv(
-        "'rope_scaling' = {0} is not supported yet (plain RoPE only)",
-        *scaling));
   // head_dim is implied by hidden_size / num_attention_heads in tfm.
   if (const json::Value *headDim = c.take("head_dim")) {
     std::optional<int64_t> hidden = c.description["d_model"].getAsInteger();

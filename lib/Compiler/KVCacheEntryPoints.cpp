@@ -178,8 +178,8 @@ Value ModelBuilder::cachedLayer(int64_t layer, Value x, Value positions,
       return split;
     return RopeOp::create(b, loc, split.getType(),
                           RopeStyleAttr::get(b.getContext(), config.ropeStyle),
-                          split, positions,
-                          b.getF32FloatAttr(config.ropeTheta));
+                          split, positions, b.getF32FloatAttr(config.ropeTheta),
+                          ropeScaling());
   };
   auto attention = [&](Value h) -> Value {
     Value q = heads(h, w.qW, w.qB, config.numHeads, true);

@@ -169,6 +169,16 @@ BlockWeights ModelBuilder::llamaBlockWeights(int64_t layer) {
   return w;
 }
 
+RopeScalingAttr ModelBuilder::ropeScaling() {
+  if (!config.ropeScaling)
+    return RopeScalingAttr();
+  const ModelConfig::RopeScaling &s = *config.ropeScaling;
+  return RopeScalingAttr::get(b.getContext(), llvm::APFloat(s.factor),
+                              llvm::APFloat(s.lowFreqFactor),
+                              llvm::APFloat(s.highFreqFactor),
+                              s.originalMaxPositions);
+}
+
 MaskAttr ModelBuilder::maskAttr() {
   return config.slidingWindow
              ? MaskAttr::getSlidingWindow(b.getContext(), config.slidingWindow)
@@ -181,7 +191,7 @@ Value ModelBuilder::decoderBlock(int64_t layer, Value x, Value positions) {
   MaskAttr mask = maskAttr();
   RopeAttr rope = config.rope ? RopeAttr::get(context,
                                               llvm::APFloat(config.ropeTheta),
-                                              config.ropeStyle)
+                                              config.ropeStyle, ropeScaling())
                               : RopeAttr();
   return DecoderBlockOp::create(
       b, loc, x.getType(), x, w.attnNormW, w.attnNormB, w.qW, w.qB, w.kW,

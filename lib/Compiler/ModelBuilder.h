@@ -60,6 +60,8 @@ private:
   Value transposed(Value weight);
   Value rows(Value value, int64_t offset, int64_t count);
   MaskAttr maskAttr();
+  /// The model's #tfm.rope_scaling, or null.
+  RopeScalingAttr ropeScaling();
 
   /// The token embedding of `ids` (plus the learned position embedding of
   /// `positions`); `table` is the token table, which a tied LM head reuses.

@@ -234,6 +234,41 @@ llvm::Expected<ModelConfig> mlir::tfm::parseModelConfig(llvm::StringRef json) {
               positionReader.choice("style", style, {"half", "interleaved"}))
         return std::move(error);
       config.ropeStyle = *symbolizeRopeStyle(style);
+      if (const llvm::json::Value *scaling = positionReader.raw("scaling")) {
+        // {"type": "llama3", "factor": 8, "low_freq_factor": 1,
+        //  "high_freq_factor": 4, "original_max_positions": 8192}
+        const llvm::json::Object *scalingObject = scaling->getAsObject();
+        if (!scalingObject)
+          return fieldError("'scaling' must be an object");
+        FieldReader scalingReader(*scalingObject);
+        std::string type;
+        ModelConfig::RopeScaling parsed{};
+        if (auto error = scalingReader.choice("type", type, {"llama3"}))
+          return std::move(error);
+        if (type.empty())
+          return fieldError("'scaling' needs \"type\": \"llama3\"");
+        if (auto error = scalingReader.number("factor", parsed.factor, true))
+          return std::move(error);
+        if (auto error = scalingReader.number("low_freq_factor",
+                                              parsed.lowFreqFactor, true))
+          return std::move(error);
+        if (auto error = scalingReader.number("high_freq_factor",
+                                              parsed.highFreqFactor, true))
+          return std::move(error);
+        if (auto error = scalingReader.integer("original_max_positions",
+                                               parsed.originalMaxPositions,
+                                               true))
+          return std::move(error);
+        if (auto error = scalingReader.rejectUnknown())
+          return std::move(error);
+        if (!(parsed.factor > 0 && parsed.lowFreqFactor > 0))
+          return fieldError("'scaling' needs 'factor', 'low_freq_factor' "
+                            "and 'high_freq_factor'");
+        if (!(parsed.highFreqFactor > parsed.lowFreqFactor))
+          return fieldError("'scaling': 'high_freq_factor' must be larger "
+                            "than 'low_freq_factor'");
+        config.ropeScaling = parsed;
+      }
     } else if (auto error = positionReader.integer(
                    "max_positions", config.maxPositions, true)) {
       return std::move(error);

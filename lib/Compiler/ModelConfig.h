@@ -28,6 +28,12 @@ struct ModelConfig {
   bool rope = true;
   double ropeTheta = 10000.0;
   RopeStyle ropeStyle = RopeStyle::half;
+  /// Llama 3's scaling of the RoPE frequencies (#tfm.rope_scaling).
+  struct RopeScaling {
+    double factor, lowFreqFactor, highFreqFactor;
+    int64_t originalMaxPositions;
+  };
+  std::optional<RopeScaling> ropeScaling;
   int64_t maxPositions = 0; // learned positions only
   int64_t slidingWindow = 0; // 0: causal
   bool tieEmbeddings = false, attentionBias = false, mlpBias = false,

@@ -140,12 +140,28 @@ def ffn(kind, x, up, down, *, gate=None, up_bias=None, down_bias=None):
     return linear(hidden, down, down_bias)
 
 
-def rope(x, positions, theta, style):
-    """Rotary embedding on [B, H, S, D]; positions [S] or [B, S]."""
+def llama3_inverse_frequencies(inv_freq, scaling):
+    """Llama 3's scaled RoPE frequencies (Hugging Face's `llama3`
+    rope_scaling): long wavelengths divided by `factor`, short ones kept,
+    a blend between."""
+    factor, low, high = scaling["factor"], scaling["low_freq_factor"], scaling["high_freq_factor"]
+    original = scaling["original_max_positions"]
+    wavelength = 2 * np.pi / inv_freq
+    smooth = (original / wavelength - low) / (high - low)
+    blended = (1 - smooth) * inv_freq / factor + smooth * inv_freq
+    return np.where(wavelength < original / high, inv_freq,
+                    np.where(wavelength > original / low, inv_freq / factor, blended))
+
+
+def rope(x, positions, theta, style, scaling=None):
+    """Rotary embedding on [B, H, S, D]; positions [S] or [B, S]; scaling:
+    Llama 3's frequency scaling (a dict as in model descriptions) or None."""
     x = _f64(x)
     head_dim = x.shape[-1]
     half = head_dim // 2
     inv_freq = theta ** (-2.0 * np.arange(half) / head_dim)
+    if scaling is not None:
+        inv_freq = llama3_inverse_frequencies(inv_freq, scaling)
     positions = np.asarray(positions, dtype=np.float64)
     angles = positions[..., None] * inv_freq  # [S, D/2] or [B, S, D/2]
     if angles.ndim == 3:
@@ -181,13 +197,14 @@ def embedding(ids, table):
 def self_attention(x, q_weight, k_weight, v_weight, o_weight, *, heads, kv_heads,
                    q_bias=None, k_bias=None, v_bias=None, o_bias=None,
                    positions=None, rope_config=None, mask=None, kv_lengths=None):
-    """rope_config: (theta, style) or None."""
+    """rope_config: (theta, style) or (theta, style, scaling), or None."""
     q = split_heads(linear(x, q_weight, q_bias), heads)
     k = split_heads(linear(x, k_weight, k_bias), kv_heads)
     v = split_heads(linear(x, v_weight, v_bias), kv_heads)
     if rope_config is not None:
-        theta, style = rope_config
-        q, k = rope(q, positions, theta, style), rope(k, positions, theta, style)
+        theta, style, *scaling = rope_config
+        scaling = scaling[0] if scaling else None
+        q, k = rope(q, positions, theta, style, scaling), rope(k, positions, theta, style, scaling)
     o = attention(q, k, v, mask=mask, kv_lengths=kv_lengths)
     return linear(merge_heads(o), o_weight, o_bias)
 
@@ -265,7 +282,8 @@ def language_model(config, params, input_ids, position_ids):
     positions = config.get("positions", {"kind": "rope"})
     rope_config = None
     if positions.get("kind", "rope") == "rope":
-        rope_config = (positions.get("theta", 10000.0), positions.get("style", "half"))
+        rope_config = (positions.get("theta", 10000.0), positions.get("style", "half"),
+                       positions.get("scaling"))
     mask = config.get("mask", "causal")
     if isinstance(mask, dict):
         mask = ("sliding_window", mask["sliding_window"])

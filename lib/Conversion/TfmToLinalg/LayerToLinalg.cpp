@@ -306,6 +306,18 @@ struct RopeLowering : OpConversionPattern<RopeOp> {
         cast<RankedTensorType>(positions.getType()).getRank() == 2;
     AffineMap positionMap =
         batched ? lb.map(4, {0, 2}) : lb.map(4, {2});
+    // Scaled frequencies (Llama 3) as a table computed here, in f64.
+    Value frequencies;
+    if (RopeScalingAttr scaling = op.getScalingAttr()) {
+      double theta = op.getTheta().convertToDouble();
+      SmallVector<double> table;
+      for (int64_t pair = 0; pair < half; ++pair)
+        table.push_back(scaling.inverseFrequency(pair, headDim, theta));
+      auto tableType = RankedTensorType::get({half}, rewriter.getF64Type());
+      frequencies = arith::ConstantOp::create(
+          rewriter, op.getLoc(),
+          DenseElementsAttr::get(tableType, ArrayRef<double>(table)));
+    }
 
     Value result = lb.elementwise(
         {x, positions}, {lb.map(4, {0, 1, 2, 3}), positionMap},
@@ -348,10 +360,16 @@ struct RopeLowering : OpConversionPattern<RopeOp> {
           Value k = arith::UIToFPOp::create(
               b, loc, f64,
               arith::IndexCastUIOp::create(b, loc, b.getI64Type(), pair));
-          Value invFreq = math::ExpOp::create(
-              b, loc,
-              arith::MulFOp::create(b, loc, k,
-                                    f64c(-2.0 * logTheta / headDim)));
+          Value invFreq =
+              frequencies
+                  ? tensor::ExtractOp::create(b, loc, frequencies,
+                                              ValueRange{pair})
+                        .getResult()
+                  : math::ExpOp::create(
+                        b, loc,
+                        arith::MulFOp::create(b, loc, k,
+                                              f64c(-2.0 * logTheta / headDim)))
+                        .getResult();
           Value pos = arith::SIToFPOp::create(b, loc, f64, args[1]);
           Value angle = arith::MulFOp::create(b, loc, pos, invFreq);
           Value cos = math::CosOp::create(b, loc, angle);

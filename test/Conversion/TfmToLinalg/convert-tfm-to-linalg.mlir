@@ -225,6 +225,24 @@ func.func @rope_half(%x: tensor<1x2x5x16xf32>, %pos: tensor<5xi32>) -> tensor<1x
 
 // -----
 
+// RoPE with Llama 3's scaling: the scaled frequencies are a table of f64
+// constants computed at compile time, read per pair (no exp). With
+// original_max_positions = 64 and head dim 16, pair 0 (wavelength 2π) keeps
+// theta^0 = 1, pair 7 is divided by the factor.
+// CHECK-LABEL: func.func @rope_llama3_scaling
+// CHECK: %[[TABLE:.+]] = arith.constant dense<[1.000000e+00, {{.+}}]> : tensor<8xf64>
+// CHECK: linalg.generic
+// CHECK-NOT: math.exp
+// CHECK:   tensor.extract %[[TABLE]][%{{.+}}] : tensor<8xf64>
+// CHECK:   math.cos %{{.+}} : f64
+func.func @rope_llama3_scaling(%x: tensor<1x2x5x16xf32>, %pos: tensor<5xi32>) -> tensor<1x2x5x16xf32> {
+  %y = tfm.rope half %x, %pos theta(5.0e+05) scaling(#tfm.rope_scaling<llama3, factor = 8.0, low_freq_factor = 1.0, high_freq_factor = 4.0, original_max_positions = 64>)
+      : (tensor<1x2x5x16xf32>, tensor<5xi32>) -> tensor<1x2x5x16xf32>
+  return %y : tensor<1x2x5x16xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @split_heads
 // CHECK: %[[HEADS:.+]] = tensor.expand_shape %{{.+}} {{\[}}[0], [1], [2, 3]] output_shape [2, 5, 4, 12] : tensor<2x5x48xf32> into tensor<2x5x4x12xf32>
 // CHECK: linalg.transpose ins(%[[HEADS]] : tensor<2x5x4x12xf32>) outs(%{{.+}} : tensor<2x4x5x12xf32>) permutation = [0, 2, 1, 3]

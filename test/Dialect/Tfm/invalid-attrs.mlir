@@ -158,3 +158,25 @@ func.func @rope_unknown_style_on_decoder_block(%x: tensor<1x16x64xf32>,
          tensor<64x172xf32>, tensor<16xi32>) -> tensor<1x16x64xf32>
   return %r : tensor<1x16x64xf32>
 }
+
+// -----
+
+// #tfm.rope_scaling
+
+// expected-error @+1 {{rope scaling factor must be positive and finite, got 0.000000e+00}}
+#scaling_zero_factor = #tfm.rope_scaling<llama3, factor = 0.0, low_freq_factor = 1.0, high_freq_factor = 4.0, original_max_positions = 8192>
+
+// -----
+
+// expected-error @+1 {{rope scaling needs 0 < low_freq_factor < high_freq_factor (finite), got 4.000000e+00 and 1.000000e+00}}
+#scaling_inverted_bounds = #tfm.rope_scaling<llama3, factor = 8.0, low_freq_factor = 4.0, high_freq_factor = 1.0, original_max_positions = 8192>
+
+// -----
+
+// expected-error @+1 {{rope scaling original_max_positions must be positive, got 0}}
+#scaling_no_context = #tfm.rope_scaling<llama3, factor = 8.0, low_freq_factor = 1.0, high_freq_factor = 4.0, original_max_positions = 0>
+
+// -----
+
+// expected-error @+1 {{expected 'llama3'}}
+#scaling_unknown_kind = #tfm.rope_scaling<linear, factor = 8.0, low_freq_factor = 1.0, high_freq_factor = 4.0, original_max_positions = 8192>

@@ -126,6 +126,8 @@ func.func @rope_styles(%x: tensor<1x8x16x64xf32>, %pos: tensor<16xi32>, %bpos: t
   %a = tfm.rope half %x, %pos theta(1.0e+04) : (tensor<1x8x16x64xf32>, tensor<16xi32>) -> tensor<1x8x16x64xf32>
   // CHECK: tfm.rope interleaved %{{.+}}, %{{.+}} theta(5.000000e+05) : (tensor<1x8x16x64xf32>, tensor<1x16xi64>)
   %b = tfm.rope interleaved %x, %bpos theta(5.0e+05) : (tensor<1x8x16x64xf32>, tensor<1x16xi64>) -> tensor<1x8x16x64xf32>
+  // CHECK: tfm.rope half %{{.+}}, %{{.+}} theta(5.000000e+05) scaling(<llama3, factor = 8.000000e+00, low_freq_factor = 1.000000e+00, high_freq_factor = 4.000000e+00, original_max_positions = 8192>)
+  %scaled = tfm.rope half %x, %pos theta(5.0e+05) scaling(#tfm.rope_scaling<llama3, factor = 8.0, low_freq_factor = 1.0, high_freq_factor = 4.0, original_max_positions = 8192>) : (tensor<1x8x16x64xf32>, tensor<16xi32>) -> tensor<1x8x16x64xf32>
   return %a, %b : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>
 }
 
@@ -151,7 +153,13 @@ func.func @self_attention_gqa_rope(%x: tensor<1x16x64xf32>, %wq: tensor<64x64xf3
       {mask = #tfm.mask<causal>, rope = #tfm.rope<theta = 1.0e+04, style = half>}
       : (tensor<1x16x64xf32>, tensor<64x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>,
          tensor<64x64xf32>, tensor<16xi32>, tensor<1xi32>) -> tensor<1x16x64xf32>
-  return %y : tensor<1x16x64xf32>
+  // Llama 3's scaled frequencies.
+  // CHECK: rope = #tfm.rope<theta = 5.000000e+05, style = half, scaling = #tfm.rope_scaling<llama3, factor = 3.200000e+01, low_freq_factor = 1.000000e+00, high_freq_factor = 4.000000e+00, original_max_positions = 8192>>
+  %z = tfm.self_attention %y heads(8, 2) q(%wq) k(%wk) v(%wv) o(%wo) positions(%pos)
+      {mask = #tfm.mask<causal>, rope = #tfm.rope<theta = 5.0e+05, style = half, scaling = #tfm.rope_scaling<llama3, factor = 32.0, low_freq_factor = 1.0, high_freq_factor = 4.0, original_max_positions = 8192>>}
+      : (tensor<1x16x64xf32>, tensor<64x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>,
+         tensor<64x64xf32>, tensor<16xi32>) -> tensor<1x16x64xf32>
+  return %z : tensor<1x16x64xf32>
 }
 
 // CHECK-LABEL: func.func @self_attention_mha_biases

@@ -9,7 +9,7 @@
 #   past keys and values), written here: the same tokens, logits within 1e-4.
 # Models: GQA with tied embeddings and a batch of prompts of different
 # lengths; MQA with a sliding window past its window (the caches are rings
-# of W positions); a GPT-2 model (learned positions, LayerNorm, biases,
+# of W positions); Llama 3's scaled RoPE frequencies; a GPT-2 model (learned positions, LayerNorm, biases,
 # GPT-2 checkpoint names); f16 and bf16 (logits within 1e-2 of the
 # reference fed the same tokens). Also: sampling is reproducible from a
 # seed, top_k = 1 is greedy, and bad caches, lengths and prompts are refused
@@ -98,6 +98,10 @@ GPT2 = {"vocab_size": 73, "d_model": 36, "num_layers": 2, "num_heads": 3,
 prompts = [rng.integers(0, 89, 7).tolist(), rng.integers(0, 89, 3).tolist()]
 llama, llama_params, llama_exact, llama_sequences = run_greedy("llama_gqa", LLAMA, prompts)
 run_greedy("mqa_window", WINDOW, [rng.integers(0, 61, 6).tolist()])
+run_greedy("llama3_scaled_rope", dict(LLAMA, positions={
+    "kind": "rope", "theta": 5e5, "scaling": {"type": "llama3", "factor": 8.0,
+    "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_positions": 16}}),
+    [rng.integers(0, 89, 5).tolist()], steps=16)
 run_greedy("gpt2", GPT2, [rng.integers(0, 73, 5).tolist(), rng.integers(0, 73, 9).tolist()])
 run_greedy("llama_f16", dict(LLAMA, num_layers=1), [prompts[0]], steps=8, dtype="f16",
            tolerance=1e-2)

@@ -92,6 +92,18 @@ for style in ["half", "interleaved"]:
                  [(x, "f32"), (per_batch, "i64")], x.shape, "f32",
                  reference.rope(x, per_batch, 5e5, style))
 
+# Llama 3's frequency scaling: short wavelengths kept, long ones divided by
+# the factor, a blend between (original_max_positions small enough that
+# head dim 16 has pairs of all three kinds).
+scaling = {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+           "original_max_positions": 64}
+suite.add_op("rope_half_llama3_scaling",
+             "tfm.rope half %a0, %a1 theta(5.0e+05) scaling(#tfm.rope_scaling<llama3, "
+             "factor = 8.0, low_freq_factor = 1.0, high_freq_factor = 4.0, "
+             "original_max_positions = 64>)",
+             [(x, "f32"), (per_batch, "i64")], x.shape, "f32",
+             reference.rope(x, per_batch, 5e5, "half", scaling))
+
 # Heads and embedding.
 x = normal(2, 7, 48)
 suite.add_op("split_heads", "tfm.split_heads %a0", [(x, "f32")], (2, 4, 7, 12), "f32",

@@ -44,7 +44,8 @@ configs = {
     "llama": LLAMA, "mistral": MISTRAL, "gpt2": GPT2,
     "llama3-rope-scaling": dict(LLAMA, rope_scaling={
         "factor": 8.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
-        "original_max_position_embeddings": 8192, "rope_type": "llama3"}),
+        "original_max_position_embeddings": 64, "rope_type": "llama3"}),
+    "linear-rope-scaling": dict(LLAMA, rope_scaling={"factor": 2.0, "rope_type": "linear"}),
     "head-dim": dict(LLAMA, head_dim=16),
     "unknown-field": dict(LLAMA, quantization_config={"bits": 4}),
     "qwen2": QWEN2,

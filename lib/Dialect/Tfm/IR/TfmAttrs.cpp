@@ -155,8 +155,85 @@ void MaskAttr::print(AsmPrinter &printer) const {
 
 /// Passes apply theta as an f32 (`tfm.rope`'s attribute), so the f32 value
 /// is the one that must be positive and finite: 1e-50 is not.
+//===----------------------------------------------------------------------===//
+// RopeScalingAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+RopeScalingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        APFloat factor, APFloat lowFreqFactor,
+                        APFloat highFreqFactor, int64_t originalMaxPositions) {
+  double low = lowFreqFactor.convertToDouble(),
+         high = highFreqFactor.convertToDouble();
+  if (!(factor.convertToDouble() > 0) || std::isinf(factor.convertToDouble()))
+    return emitError() << "rope scaling factor must be positive and finite, "
+                          "got "
+                       << factor.convertToDouble();
+  if (!(low > 0) || !(high > low) || std::isinf(high))
+    return emitError() << "rope scaling needs 0 < low_freq_factor < "
+                          "high_freq_factor (finite), got "
+                       << low << " and " << high;
+  if (originalMaxPositions <= 0)
+    return emitError() << "rope scaling original_max_positions must be "
+                          "positive, got "
+                       << originalMaxPositions;
+  return success();
+}
+
+double RopeScalingAttr::inverseFrequency(int64_t pair, int64_t headDim,
+                                         double theta) const {
+  double frequency = std::pow(theta, -2.0 * pair / headDim);
+  double factor = getFactor().convertToDouble();
+  double low = getLowFreqFactor().convertToDouble();
+  double high = getHighFreqFactor().convertToDouble();
+  double original = getOriginalMaxPositions();
+  double wavelength = 2 * M_PI / frequency;
+  if (wavelength < original / high)
+    return frequency;
+  if (wavelength > original / low)
+    return frequency / factor;
+  double smooth = (original / wavelength - low) / (high - low);
+  return (1 - smooth) * frequency / factor + smooth * frequency;
+}
+
+/// rope_scaling ::= `<` `llama3` `,` `factor` `=` float `,`
+///   `low_freq_factor` `=` float `,` `high_freq_factor` `=` float `,`
+///   `original_max_positions` `=` integer `>`
+Attribute RopeScalingAttr::parse(AsmParser &parser, Type) {
+  SMLoc loc = parser.getCurrentLocation();
+  double factor, low, high;
+  int64_t original;
+  if (parser.parseLess() || parser.parseKeyword("llama3") ||
+      parser.parseComma() || parser.parseKeyword("factor") ||
+      parser.parseEqual() || parser.parseFloat(factor) ||
+      parser.parseComma() || parser.parseKeyword("low_freq_factor") ||
+      parser.parseEqual() || parser.parseFloat(low) || parser.parseComma() ||
+      parser.parseKeyword("high_freq_factor") || parser.parseEqual() ||
+      parser.parseFloat(high) || parser.parseComma() ||
+      parser.parseKeyword("original_max_positions") || parser.parseEqual() ||
+      parser.parseInteger(original) || parser.parseGreater())
+    return {};
+  return getChecked([&] { return parser.emitError(loc); }, parser.getContext(),
+                    APFloat(factor), APFloat(low), APFloat(high), original);
+}
+
+void RopeScalingAttr::print(AsmPrinter &printer) const {
+  printer << "<llama3, factor = ";
+  printer.printFloat(getFactor());
+  printer << ", low_freq_factor = ";
+  printer.printFloat(getLowFreqFactor());
+  printer << ", high_freq_factor = ";
+  printer.printFloat(getHighFreqFactor());
+  printer << ", original_max_positions = " << getOriginalMaxPositions()
+          << ">";
+}
+
+//===----------------------------------------------------------------------===//
+// RopeAttr
+//===----------------------------------------------------------------------===//
+
 LogicalResult RopeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                               APFloat theta, RopeStyle) {
+                               APFloat theta, RopeStyle, RopeScalingAttr) {
   float single = static_cast<float>(theta.convertToDouble());
   if (!(single > 0) || std::isinf(single))
     return emitError() << "rope theta must be positive and finite as an f32, "
@@ -165,7 +242,8 @@ LogicalResult RopeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-/// rope ::= `<` `theta` `=` float `,` `style` `=` (`half` | `interleaved`) `>`
+/// rope ::= `<` `theta` `=` float `,` `style` `=` (`half` | `interleaved`)
+///          (`,` `scaling` `=` rope-scaling-attr)? `>`
 Attribute RopeAttr::parse(AsmParser &parser, Type) {
   SMLoc loc = parser.getCurrentLocation();
   double theta;
@@ -181,14 +259,24 @@ Attribute RopeAttr::parse(AsmParser &parser, Type) {
                           << style << "'";
     return {};
   }
+  RopeScalingAttr scaling;
+  if (succeeded(parser.parseOptionalComma()) &&
+      (parser.parseKeyword("scaling") || parser.parseEqual() ||
+       parser.parseAttribute(scaling)))
+    return {};
   if (parser.parseGreater())
     return {};
   return getChecked([&] { return parser.emitError(loc); }, parser.getContext(),
-                    APFloat(theta), *ropeStyle);
+                    APFloat(theta), *ropeStyle, scaling);
 }
 
 void RopeAttr::print(AsmPrinter &printer) const {
   printer << "<theta = ";
   printer.printFloat(getTheta());
-  printer << ", style = " << stringifyRopeStyle(getStyle()) << ">";
+  printer << ", style = " << stringifyRopeStyle(getStyle());
+  if (getScaling()) {
+    printer << ", scaling = ";
+    printer.printAttribute(getScaling());
+  }
+  printer << ">";
 }

@@ -49,7 +49,9 @@ struct DecomposeSelfAttention : OpRewritePattern<SelfAttentionOp> {
       return RopeOp::create(
           rewriter, loc, heads.getType(),
           RopeStyleAttr::get(op.getContext(), rope.getStyle()), heads,
-          op.getPositions(), rewriter.getF32FloatAttr(rope.getTheta().convertToDouble()));
+          op.getPositions(),
+          rewriter.getF32FloatAttr(rope.getTheta().convertToDouble()),
+          rope.getScaling());
     };
 
     int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads();

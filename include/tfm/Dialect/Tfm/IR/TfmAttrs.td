@@ -108,15 +108,51 @@ def Tfm_MaskAttr : Tfm_Attr<"Mask", "mask"> {
   }];
 }
 
+def Tfm_RopeScalingAttr : Tfm_Attr<"RopeScaling", "rope_scaling"> {
+  let summary = "Llama 3's scaling of the RoPE frequencies";
+  let description = [{
+    Stretches the rotations to contexts longer than a model was trained on,
+    as Llama 3.1 and 3.2 do (Hugging Face `rope_scaling` of type `llama3`):
+    each pair's inverse frequency `f = theta^(-2k/D)` has the wavelength
+    `2π/f`; with `L` = `original_max_positions`, wavelengths below
+    `L / high_freq_factor` keep `f`, those above `L / low_freq_factor` take
+    `f / factor`, and those between blend the two with weight
+    `s = (L/wavelength - low_freq_factor) / (high_freq_factor -
+    low_freq_factor)`: `(1 - s)·f/factor + s·f`.
+
+    ```mlir
+    #tfm.rope_scaling<llama3, factor = 8.0, low_freq_factor = 1.0,
+                      high_freq_factor = 4.0, original_max_positions = 8192>
+    ```
+
+    `factor`, `low_freq_factor` and `original_max_positions` must be
+    positive and `high_freq_factor` larger than `low_freq_factor`.
+  }];
+  let parameters = (ins APFloatParameter<"frequency divisor">:$factor,
+                        APFloatParameter<"low-frequency bound">:$lowFreqFactor,
+                        APFloatParameter<"high-frequency bound">:$highFreqFactor,
+                        "int64_t":$originalMaxPositions);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The scaled inverse frequency of pair `pair` of a head of `headDim`
+    /// features (in f64, as the RoPE lowering uses it).
+    double inverseFrequency(int64_t pair, int64_t headDim, double theta) const;
+  }];
+}
+
 def Tfm_RopeAttr : Tfm_Attr<"Rope", "rope"> {
   let summary = "rotary position embedding configuration";
   let description = [{
     Configures the rotary position embedding a composite op applies to its
-    queries and keys: `#tfm.rope<theta = 10000.0, style = half>`. See
-    `tfm.rope` for the meaning of `theta` and `style`.
+    queries and keys: `#tfm.rope<theta = 10000.0, style = half>`, with
+    Llama 3's frequency scaling `#tfm.rope<theta = 5.0e+05, style = half,
+    scaling = #tfm.rope_scaling<...>>`. See `tfm.rope` for the meaning of
+    `theta` and `style`.
   }];
   let parameters = (ins APFloatParameter<"rotation base">:$theta,
-                        "RopeStyle":$style);
+                        "RopeStyle":$style,
+                        OptionalParameter<"RopeScalingAttr">:$scaling);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }

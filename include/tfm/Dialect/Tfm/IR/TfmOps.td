@@ -287,16 +287,25 @@ def Tfm_RopeOp : Tfm_Op<"rope", [Pure]> {
       LLaMA);
     - `interleaved` pairs `2k` with `2k + 1` (RoFormer, original Meta LLaMA).
 
+    With `scaling` (`#tfm.rope_scaling`, Llama 3.1/3.2), each pair's
+    inverse frequency `theta^(-2k/D)` is scaled as that attribute says.
+
     ```mlir
     %y = tfm.rope half %x, %pos theta(1.0e+04)
+        : (tensor<1x8x16x64xf32>, tensor<16xi32>) -> tensor<1x8x16x64xf32>
+    %z = tfm.rope half %x, %pos theta(5.0e+05) scaling(#tfm.rope_scaling<llama3,
+             factor = 8.0, low_freq_factor = 1.0, high_freq_factor = 4.0,
+             original_max_positions = 8192>)
         : (tensor<1x8x16x64xf32>, tensor<16xi32>) -> tensor<1x8x16x64xf32>
     ```
   }];
   let arguments = (ins Tfm_RopeStyle:$style, Tfm_FloatTensor:$input,
-                       Tfm_IntTensor:$positions, F32Attr:$theta);
+                       Tfm_IntTensor:$positions, F32Attr:$theta,
+                       OptionalAttr<Tfm_RopeScalingAttr>:$scaling);
   let results = (outs Tfm_FloatTensor:$result);
   let assemblyFormat = [{
-    $style $input `,` $positions `theta` `(` $theta `)` attr-dict
+    $style $input `,` $positions `theta` `(` $theta `)`
+    (`scaling` `(` $scaling^ `)`)? attr-dict
     `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
