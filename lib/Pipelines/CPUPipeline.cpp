@@ -79,6 +79,7 @@ void mlir::tfm::buildTfmCPUVectorStage(
   pm.addPass(createTfmCPUDecomposeOnlineAttentionPass());
   if (!options.vectorize)
     return;
+  pm.addNestedPass<func::FuncOp>(createTfmFuseNormProjectionPass());
   pm.addNestedPass<func::FuncOp>(
       createTfmCPUTileProjectionsPass(options.cpuCodegen()));
   pm.addNestedPass<func::FuncOp>(createTfmCPUTileRowsPass());

@@ -56,6 +56,46 @@ def TfmCPUDecomposeOnlineAttentionPass
                            "::mlir::tensor::TensorDialect"];
 }
 
+def TfmFuseNormProjectionPass
+    : Pass<"tfm-fuse-norm-projection", "::mlir::func::FuncOp"> {
+  let summary = "fold an RMSNorm into the projections of its rows";
+  let description = [{
+    A projection of RMSNorm'd rows (convert-tfm-to-linalg's form
+    `n = x · r[row] · g[k]`, its row scale `r = 1/sqrt(mean(x²) + eps)`
+    computed once per row) becomes a projection of the rows themselves
+    whose weights carry the norm's weight, and the row scale an epilogue:
+
+        y[m, n] = Σ_k n[m, k] · w[n, k] = r[m] · Σ_k x[m, k] · (w[n, k] · g[k])
+
+    `tfm-cpu-tile-projections` multiplies `g` into the weights as it packs
+    them (or into each row as it streams), and fuses the row scale into the
+    projection's epilogue, so no normalized copy of the rows is stored. The
+    norm's statistics serve every projection of the same rows (q, k and v;
+    gate and up; the LM head). The normalized rows stay only where
+    something else reads them (a post-norm model's residual). In f32 the
+    products are the same up to the order of the rounding; a bf16 model's
+    normalized rows are no longer rounded to bf16 before the projection.
+
+    Before:
+
+    ```mlir
+    %r = linalg.generic ... // 1/sqrt(mean(x²) + eps), [M]
+    %n = linalg.generic ins(%x, %r, %g) ... // x · r · g, [M, K]
+    %y = linalg.generic ins(%n, %w) ... // Σ_k n · w, [M, N]
+    ```
+
+    After:
+
+    ```mlir
+    %p = linalg.generic ins(%x, %w, %g) ... // Σ_k x · (w · g)
+    %y = linalg.generic ins(%p, %r) ... // p · r
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def TfmCPUTileProjectionsPass
     : Pass<"tfm-cpu-tile-projections", "::mlir::func::FuncOp"> {
   let summary = "block projections into cache-sized panels and register "

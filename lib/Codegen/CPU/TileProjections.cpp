@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tfm/Codegen/Passes.h"
+#include "tfm/Codegen/Projection.h"
 #include "tfm/Dialect/Tfm/Utils/LinalgBuilder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -62,24 +63,6 @@ int64_t blockSize(int64_t size, int64_t unit, int64_t limit) {
     if (size % block == 0)
       return block;
   return 0;
-}
-
-/// Whether `op` is y[m, n] += a[m, k] * w[n, k] with static N and K.
-bool isProjection(linalg::GenericOp op) {
-  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1 || op.getNumLoops() != 3 ||
-      !linalg::isaContractionOpInterface(op))
-    return false;
-  MLIRContext *context = op.getContext();
-  AffineExpr m, n, k;
-  bindDims(context, m, n, k);
-  SmallVector<AffineMap> expected{AffineMap::get(3, 0, {m, k}, context),
-                                  AffineMap::get(3, 0, {n, k}, context),
-                                  AffineMap::get(3, 0, {m, n}, context)};
-  auto weights = cast<RankedTensorType>(op.getDpsInputs()[1].getType());
-  auto result = cast<RankedTensorType>(op.getDpsInits()[0].getType());
-  return op.getIndexingMapsArray() == expected &&
-         weights.hasStaticShape() && result.getElementType().isF32();
 }
 
 struct Blocking {
@@ -138,15 +121,42 @@ Value rowBlocks(OpBuilder &b, Location loc, Value a, Value panel, Value y,
       .getResult(0);
 }
 
-/// One [M, NB] column block of a projection: `init` (its initial values)
-/// plus a[:, :] · w[nBlock : +NB, :]ᵀ.
-using ColumnBlockFn = function_ref<Value(OpBuilder &, Location, Value a,
-                                         Value w, Value init, Value nBlock)>;
+/// One [M, NB] column block of `projection`: `init` (its initial values)
+/// plus a[:, :] · w[nBlock : +NB, :]ᵀ (with w's columns scaled by the
+/// projection's column scale, if it has one).
+using ColumnBlockFn =
+    function_ref<Value(OpBuilder &, Location, Value a,
+                       linalg::GenericOp projection, Value init, Value nBlock)>;
+
+/// w[rows, k0 : +depth]ᵀ in f32 [depth, rows], its columns scaled by
+/// `scale`[k0 : +depth] when there is a scale (an RMSNorm's weight).
+Value packScaled(OpBuilder &b, Location loc, Value w, Value scale, Value row,
+                 Value k0, int64_t rows, int64_t depth) {
+  LinalgBuilder lb(b, loc);
+  Value tile = slice2D(b, loc, w, row, k0, b.getIndexAttr(rows),
+                       b.getIndexAttr(depth));
+  if (!scale)
+    return lb.tileF32(tile, /*transpose=*/true);
+  OpFoldResult one = b.getIndexAttr(1);
+  Value scaleTile = tensor::ExtractSliceOp::create(
+      b, loc, scale, ArrayRef<OpFoldResult>{k0},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(depth)}, ArrayRef<OpFoldResult>{one});
+  return lb.generic(
+      {tile, scaleTile}, {lb.map(2, {1, 0}), lb.map(2, {0})},
+      lb.empty({b.getIndexAttr(depth), b.getIndexAttr(rows)}, lb.f32()),
+      lb.map(2, {0, 1}), {Iter::parallel, Iter::parallel},
+      [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+        return arith::MulFOp::create(nb, nl,
+                                     LinalgBuilder::toF32(nb, nl, args[0]),
+                                     LinalgBuilder::toF32(nb, nl, args[1]));
+      });
+}
 
 /// The packed form of the file comment for one column block: Kᵀ panels
 /// packed to f32, MR x NR register blocks over the rows, then the rows left.
 Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
-                        Value init, Value nBlock, const Blocking &blocking) {
+                        Value scale, Value init, Value nBlock,
+                        const Blocking &blocking) {
   int64_t depth = cast<RankedTensorType>(w.getType()).getDimSize(1);
   OpFoldResult rowCount = tensor::getMixedSize(builder, loc, a, 0);
   Value rowsValue = getValueOrCreateConstantIndexOp(builder, loc, rowCount);
@@ -162,11 +172,8 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
       builder, loc, index(builder, loc, 0), index(builder, loc, depth),
       index(builder, loc, blocking.depth), ValueRange{init},
       [&](OpBuilder &b, Location l, Value k0, ValueRange carried) {
-        LinalgBuilder lb(b, l);
-        Value packed = lb.tileF32(
-            slice2D(b, l, w, nBlock, k0, b.getIndexAttr(blocking.block),
-                    b.getIndexAttr(blocking.depth)),
-            /*transpose=*/true);
+        Value packed = packScaled(b, l, w, scale, nBlock, k0, blocking.block,
+                                  blocking.depth);
         auto nLoop = scf::ForOp::create(
             b, l, index(b, l, 0), index(b, l, blocking.block),
             index(b, l, blocking.columns), carried,
@@ -197,7 +204,8 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
 /// turns into one accumulator per weight row, then y[m, n] += Σ_l p[n, l].
 /// The block's weight rows stay in cache from one row of `a` to the next.
 Value streamedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
-                          Value init, Value nBlock, int64_t lanes) {
+                          Value scale, Value init, Value nBlock,
+                          int64_t lanes) {
   int64_t block = cast<RankedTensorType>(init.getType()).getDimSize(1);
   int64_t depth = cast<RankedTensorType>(w.getType()).getDimSize(1);
   int64_t chunks = depth / lanes;
@@ -223,10 +231,20 @@ Value streamedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
       ValueRange{init},
       [&](OpBuilder &b, Location l, Value m, ValueRange carried) {
         LinalgBuilder lb(b, l);
-        Value row = chunked(b, l,
-                            slice2D(b, l, a, m, b.getIndexAttr(0),
-                                    b.getIndexAttr(1),
-                                    b.getIndexAttr(depth)));
+        Value row = slice2D(b, l, a, m, b.getIndexAttr(0), b.getIndexAttr(1),
+                            b.getIndexAttr(depth));
+        // A column scale multiplies the row once, not every weight row.
+        if (scale)
+          row = lb.generic(
+              {row, scale}, {lb.map(2, {0, 1}), lb.map(2, {1})},
+              lb.empty({b.getIndexAttr(1), b.getIndexAttr(depth)}, lb.f32()),
+              lb.map(2, {0, 1}), {Iter::parallel, Iter::parallel},
+              [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+                return arith::MulFOp::create(
+                    nb, nl, LinalgBuilder::toF32(nb, nl, args[0]),
+                    LinalgBuilder::toF32(nb, nl, args[1]));
+              });
+        row = chunked(b, l, row);
         SmallVector<OpFoldResult> partialSizes{
             b.getIndexAttr(1), b.getIndexAttr(block), b.getIndexAttr(lanes)};
         Value partial = lb.generic(
@@ -291,8 +309,8 @@ Value groupColumnBlock(OpBuilder &b, Location loc, ProjectionGroup &group,
   };
   if (!group.epilogue) {
     linalg::GenericOp projection = group.projections.front();
-    return columnBlock(b, loc, a, projection.getDpsInputs()[1],
-                       initialBlock(projection, out), nBlock);
+    return columnBlock(b, loc, a, projection, initialBlock(projection, out),
+                       nBlock);
   }
 
   IRMapping blocks;
@@ -317,7 +335,7 @@ Value groupColumnBlock(OpBuilder &b, Location loc, ProjectionGroup &group,
                        b.getIndexAttr(0), nBlock, rowCount,
                        b.getIndexAttr(block));
     blocks.map(projection->getResult(0),
-               columnBlock(b, loc, a, projection.getDpsInputs()[1],
+               columnBlock(b, loc, a, projection,
                            initialBlock(projection, target), nBlock));
   }
   // The epilogue on this block: a copy writing into the shared buffer,
@@ -453,14 +471,18 @@ void tileProjectionGroup(RewriterBase &rewriter, ProjectionGroup &group,
     scf::YieldOp::create(rewriter, l, result);
   };
   auto packedWith = [](const Blocking &blocking) {
-    return [blocking](OpBuilder &b, Location l, Value a, Value w, Value init,
-                      Value nBlock) {
-      return packedColumnBlock(b, l, a, w, init, nBlock, blocking);
+    return [blocking](OpBuilder &b, Location l, Value a,
+                      linalg::GenericOp projection, Value init, Value nBlock) {
+      return packedColumnBlock(b, l, a, projection.getDpsInputs()[1],
+                               columnScaleOf(projection), init, nBlock,
+                               blocking);
     };
   };
-  auto streamed = [lanes](OpBuilder &b, Location l, Value a, Value w,
-                          Value init, Value nBlock) {
-    return streamedColumnBlock(b, l, a, w, init, nBlock, lanes);
+  auto streamed = [lanes](OpBuilder &b, Location l, Value a,
+                          linalg::GenericOp projection, Value init,
+                          Value nBlock) {
+    return streamedColumnBlock(b, l, a, projection.getDpsInputs()[1],
+                               columnScaleOf(projection), init, nBlock, lanes);
   };
   auto packedMain = packedWith(main);
   auto packedTail = packedWith(tail ? *tail : main);

@@ -101,7 +101,9 @@ Value normalize(LinalgBuilder &lb, Value x, Value mean, Value sumSquares,
       });
 }
 
-/// y = x / sqrt(mean(x^2) + eps) * w
+/// y = x · r · w with r = 1 / sqrt(mean(x^2) + eps) per row: the row scale
+/// is its own op, computed once per row, and y a product of three factors,
+/// the form tfm-fuse-norm-projection folds into a projection that reads y.
 struct RMSNormLowering : OpConversionPattern<RMSNormOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -109,14 +111,39 @@ struct RMSNormLowering : OpConversionPattern<RMSNormOp> {
                   ConversionPatternRewriter &rewriter) const override {
     LinalgBuilder lb(rewriter, op.getLoc());
     Value x = adaptor.getInput();
+    auto type = cast<RankedTensorType>(x.getType());
+    unsigned rank = type.getRank();
+    double n = static_cast<double>(type.getShape().back());
+    double eps = op.getEps().convertToDouble();
     Value sumSquares = reduceLastDim(
         lb, x, Value(), [](OpBuilder &b, Location loc, Value v, Value) {
           return arith::MulFOp::create(b, loc, v, v).getResult();
         });
-    LinalgBuilder::replaceOp(rewriter, op, normalize(lb, x, Value(), sumSquares,
-                                     adaptor.getWeight(), Value(),
-                                     op.getEps().convertToDouble(),
-                                     op.getType().getElementType()));
+    unsigned rowRank = rank - 1;
+    Value rowScale = lb.elementwise(
+        {sumSquares}, {lb.map(rowRank, iota(rowRank))}, lb.sizesOf(sumSquares),
+        lb.f32(), [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+          Value meanSquare = arith::DivFOp::create(
+              b, loc, args[0], LinalgBuilder::constantF32(b, loc, n));
+          return math::RsqrtOp::create(
+              b, loc,
+              arith::AddFOp::create(b, loc, meanSquare,
+                                    LinalgBuilder::constantF32(b, loc, eps)));
+        });
+    Type elementType = op.getType().getElementType();
+    Value y = lb.elementwise(
+        {x, rowScale, adaptor.getWeight()},
+        {lb.map(rank, iota(rank)), lb.map(rank, iota(rowRank)),
+         lb.map(rank, {rank - 1})},
+        lb.sizesOf(x), elementType,
+        [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+          Value scaled = arith::MulFOp::create(
+              b, loc, LinalgBuilder::toF32(b, loc, args[0]), args[1]);
+          Value value = arith::MulFOp::create(
+              b, loc, scaled, LinalgBuilder::toF32(b, loc, args[2]));
+          return LinalgBuilder::fromF32(b, loc, value, elementType);
+        });
+    LinalgBuilder::replaceOp(rewriter, op, y);
     return success();
   }
 };

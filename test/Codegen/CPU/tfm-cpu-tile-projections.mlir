@@ -211,3 +211,38 @@ func.func @bias_then_residual_epilogue(%x: tensor<?x64xf32>, %w: tensor<64x64xf3
   } -> tensor<?x64xf32>
   return %y : tensor<?x64xf32>
 }
+
+// -----
+
+// A projection with a column scale (an RMSNorm's weight folded in by
+// tfm-fuse-norm-projection): the scale multiplies the weights as they are
+// packed, and each row once as it streams past the weights.
+// CHECK-LABEL: func.func @column_scaled_projection
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<?x64xf32>, %[[W:[^:]+]]: tensor<64x64xf32>, %[[G:[^:]+]]: tensor<64xf32>
+// CHECK: scf.if
+// CHECK:   %[[ROW:.+]] = tensor.extract_slice %[[X]]
+// CHECK:   linalg.generic {{.+}} ins(%[[ROW]], %[[G]] : tensor<1x64xf32>, tensor<64xf32>) outs(%{{.+}} : tensor<1x64xf32>)
+// CHECK:     arith.mulf
+// CHECK: } else {
+// CHECK:   linalg.generic {{.+}} ins(%{{.+}}, %[[G]] : tensor<64x64xf32>, tensor<64xf32>) outs(%{{.+}} : tensor<64x64xf32>)
+// CHECK:     arith.mulf
+// CHECK:   linalg.matmul
+#rows = affine_map<(m, n, k) -> (m, k)>
+#weights = affine_map<(m, n, k) -> (n, k)>
+#scale = affine_map<(m, n, k) -> (k)>
+#out = affine_map<(m, n, k) -> (m, n)>
+func.func @column_scaled_projection(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>, %g: tensor<64xf32>,
+                                    %init: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %cst = arith.constant 0.0 : f32
+  %zero = linalg.fill ins(%cst : f32) outs(%init : tensor<?x64xf32>) -> tensor<?x64xf32>
+  %y = linalg.generic {indexing_maps = [#rows, #weights, #scale, #out],
+                       iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w, %g : tensor<?x64xf32>, tensor<64x64xf32>, tensor<64xf32>) outs(%zero : tensor<?x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32, %acc: f32):
+    %bc = arith.mulf %b, %c : f32
+    %t = arith.mulf %a, %bc : f32
+    %s = arith.addf %acc, %t : f32
+    linalg.yield %s : f32
+  } -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}

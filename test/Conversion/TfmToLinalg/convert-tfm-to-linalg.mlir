@@ -39,12 +39,16 @@ func.func @gqa_causal_padded(%q: tensor<?x8x?x16xf32>, %k: tensor<?x2x?x16xf32>,
 
 // -----
 
-// bf16 norms accumulate in f32 and round once.
+// bf16 norms accumulate in f32 and round once. RMSNorm is x · r · w, with
+// the row scale r = 1/sqrt(mean(x²) + eps) computed once per row.
 // CHECK-LABEL: func.func @rms_norm_bf16
 // CHECK: %[[SUMSQ:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "reduction"]} ins(%{{.+}} : tensor<4x64xbf16>) outs(%{{.+}} : tensor<4xf32>)
 // CHECK:   arith.extf %{{.+}} : bf16 to f32
-// CHECK: linalg.generic {{.+}} ins(%{{.+}}, %[[SUMSQ]], %{{.+}} : tensor<4x64xbf16>, tensor<4xf32>, tensor<64xbf16>) outs(%{{.+}} : tensor<4x64xbf16>)
+// CHECK: %[[SCALE:.+]] = linalg.generic {{.+}} ins(%[[SUMSQ]] : tensor<4xf32>) outs(%{{.+}} : tensor<4xf32>)
 // CHECK:   math.rsqrt
+// CHECK: linalg.generic {{.+}} ins(%{{.+}}, %[[SCALE]], %{{.+}} : tensor<4x64xbf16>, tensor<4xf32>, tensor<64xbf16>) outs(%{{.+}} : tensor<4x64xbf16>)
+// CHECK:   arith.mulf
+// CHECK:   arith.mulf
 // CHECK:   arith.truncf %{{.+}} : f32 to bf16
 func.func @rms_norm_bf16(%x: tensor<4x64xbf16>, %w: tensor<64xbf16>) -> tensor<4x64xbf16> {
   %y = tfm.rms_norm %x, %w eps(1.0e-06) : (tensor<4x64xbf16>, tensor<64xbf16>) -> tensor<4x64xbf16>

@@ -93,4 +93,44 @@ suite.add_op("ffn_swiglu_bf16_epilogue_m130", "tfm.ffn swiglu %a0 gate(%a1) up(%
              types=[tensor((None, None, d_model), "bf16"), tensor((d_ff, d_model), "bf16"),
                     tensor((d_ff, d_model), "bf16"), tensor((d_model, d_ff), "bf16")])
 
+# An RMSNorm folded into the projections of its rows
+# (tfm-fuse-norm-projection): the norm's weight scales the packed (or
+# streamed) weights, its row scale is an epilogue. q- and k-like
+# projections of the same rows, N = 200 (an 8-column last block), M = 1, 7
+# and 129, f32 and bf16.
+k, n = 64, 200
+g = 1.0 + 0.1 * rng.standard_normal(k)
+wq, wk = (rng.standard_normal((n, k)) / np.sqrt(k) for _ in range(2))
+x_type = tensor((None, None, k), "f32")
+types = [x_type, tensor((k,), "f32"), tensor((n, k), "f32"), tensor((n, k), "f32")]
+out = tensor((None, None, n), "f32")
+function = (f"func.func @rms_norm_projections(%x: {types[0]}, %g: {types[1]}, %wq: {types[2]}, "
+            f"%wk: {types[3]}) -> {out} {{\n"
+            f"  %n = tfm.rms_norm %x, %g eps(1.0e-05) : ({types[0]}, {types[1]}) -> {types[0]}\n"
+            f"  %q = tfm.linear %n, %wq : ({types[0]}, {types[2]}) -> {out}\n"
+            f"  %k = tfm.linear %n, %wk : ({types[0]}, {types[3]}) -> {out}\n"
+            f"  %s = arith.addf %q, %k : {out}\n"
+            f"  return %s : {out}\n}}")
+for i, (batch, rows) in enumerate([(1, 1), (1, 7), (3, 43)]):
+    x = rng.standard_normal((batch, rows, k)) * 3.0
+    normed = reference.rms_norm(x, g, 1e-5)
+    suite.add(f"rms_norm_projections_m{batch * rows}", function if i == 0 else None,
+              [(x, "f32"), (g, "f32"), (wq, "f32"), (wk, "f32")],
+              reference.linear(normed, wq) + reference.linear(normed, wk), "f32",
+              entry="rms_norm_projections")
+x = rng.standard_normal((2, 65, k))
+r = [rounded(a, "bf16") for a in (x, g, wq)]
+# The folded form does not round the normalized rows to bf16 (more accurate).
+bf16_types = [tensor((None, None, k), "bf16"), tensor((k,), "bf16"), tensor((n, k), "bf16")]
+bf16_out = tensor((None, None, n), "bf16")
+suite.add("rms_norm_projection_bf16_m130",
+          f"func.func @rms_norm_projection_bf16_m130(%x: {bf16_types[0]}, %g: {bf16_types[1]}, "
+          f"%w: {bf16_types[2]}) -> {bf16_out} {{\n"
+          f"  %n = tfm.rms_norm %x, %g eps(1.0e-05) : ({bf16_types[0]}, {bf16_types[1]}) "
+          f"-> {bf16_types[0]}\n"
+          f"  %y = tfm.linear %n, %w : ({bf16_types[0]}, {bf16_types[2]}) -> {bf16_out}\n"
+          f"  return %y : {bf16_out}\n}}",
+          [(x, "bf16"), (g, "bf16"), (wq, "bf16")],
+          reference.linear(reference.rms_norm(r[0], r[1], 1e-5), r[2]), "bf16")
+
 suite.run()

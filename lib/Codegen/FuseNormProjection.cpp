@@ -1,0 +1,140 @@
+//===- FuseNormProjection.cpp - RMSNorm folded into its projections --------===//
+//
+// A projection of RMSNorm'd rows, y[m, n] = Σ_k (x[m, k] · r[m] · g[k]) ·
+// w[n, k], is r[m] · Σ_k x[m, k] · (g[k] · w[n, k]): the norm's row scale
+// moves to the projection's epilogue and its weight into the weights as
+// they are read (tfm-cpu-tile-projections packs g · w), so no normalized
+// copy of the rows is stored and the statistics are computed once per row
+// for every projection of them (q, k and v, gate and up).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfm/Codegen/Passes.h"
+#include "tfm/Codegen/Projection.h"
+#include "tfm/Dialect/Tfm/Utils/LinalgBuilder.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::tfm {
+#define GEN_PASS_DEF_TFMFUSENORMPROJECTIONPASS
+#include "tfm/Codegen/Passes.h.inc"
+} // namespace mlir::tfm
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+namespace {
+
+using Iter = utils::IteratorType;
+
+/// The RMSNorm'd rows `n = x · r[rows] · g[last dim]` (convert-tfm-to-linalg's
+/// form): (x, r, g), or nullopt.
+std::optional<std::array<Value, 3>> matchNormalizedRows(Value n) {
+  auto op = n.getDefiningOp<linalg::GenericOp>();
+  if (!op || op.getNumDpsInputs() != 3 || op.getNumDpsInits() != 1 ||
+      op.getNumParallelLoops() != op.getNumLoops() ||
+      !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity())
+    return std::nullopt;
+  unsigned rank = op.getNumLoops();
+  MLIRContext *context = op.getContext();
+  SmallVector<AffineExpr> rows;
+  for (unsigned d = 0; d + 1 < rank; ++d)
+    rows.push_back(getAffineDimExpr(d, context));
+  SmallVector<AffineMap> expected{
+      AffineMap::getMultiDimIdentityMap(rank, context),
+      AffineMap::get(rank, 0, rows, context),
+      AffineMap::get(rank, 0, getAffineDimExpr(rank - 1, context), context)};
+  if (ArrayRef<AffineMap>(op.getIndexingMapsArray()).take_front(3) !=
+          ArrayRef<AffineMap>(expected) ||
+      !getElementTypeOrSelf(op.getDpsInputs()[1].getType()).isF32())
+    return std::nullopt;
+  Block &body = op.getRegion().front();
+  Value yielded = cast<linalg::YieldOp>(body.getTerminator()).getValues()[0];
+  if (auto narrow = yielded.getDefiningOp<arith::TruncFOp>())
+    yielded = narrow.getIn();
+  if (!isProductOf(yielded, {body.getArgument(0), body.getArgument(1),
+                             body.getArgument(2)}))
+    return std::nullopt;
+  return std::array<Value, 3>{op.getDpsInputs()[0], op.getDpsInputs()[1],
+                              op.getDpsInputs()[2]};
+}
+
+/// y = rows(n) · wᵀ with n RMSNorm'd rows ->
+/// y = r · (rows(x) · (g ⊙ w)ᵀ): a projection with a column scale, whose
+/// product the row scale multiplies (an epilogue).
+struct FoldRMSNormIntoProjection : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!isProjection(op) || op.getNumDpsInputs() != 2)
+      return failure();
+    // The rows: the norm's result, or its [M, K] view.
+    Value rows = op.getDpsInputs()[0];
+    auto collapse = rows.getDefiningOp<tensor::CollapseShapeOp>();
+    std::optional<std::array<Value, 3>> norm =
+        matchNormalizedRows(collapse ? collapse.getSrc() : rows);
+    if (!norm)
+      return failure();
+    auto [x, rowScale, columnScale] = *norm;
+    Location loc = op.getLoc();
+    LinalgBuilder lb(rewriter, loc);
+    if (collapse) {
+      x = tensor::CollapseShapeOp::create(rewriter, loc, x,
+                                          collapse.getReassociationIndices());
+      auto scaleType = cast<RankedTensorType>(rowScale.getType());
+      if (scaleType.getRank() > 1) {
+        ReassociationIndices all;
+        for (int64_t d = 0; d < scaleType.getRank(); ++d)
+          all.push_back(d);
+        rowScale = tensor::CollapseShapeOp::create(
+            rewriter, loc, rowScale, SmallVector<ReassociationIndices>{all});
+      }
+    }
+    // y[m, n] += x[m, k] · (w[n, k] · g[k]), in f32.
+    Value weights = op.getDpsInputs()[1];
+    Value product = lb.generic(
+        {x, weights, columnScale},
+        {lb.map(3, {0, 2}), lb.map(3, {1, 2}), lb.map(3, {2})},
+        op.getDpsInits()[0], lb.map(3, {0, 1}),
+        {Iter::parallel, Iter::parallel, Iter::reduction},
+        [](OpBuilder &b, Location l, ValueRange args) -> Value {
+          Value scaled = arith::MulFOp::create(
+              b, l, LinalgBuilder::toF32(b, l, args[1]),
+              LinalgBuilder::toF32(b, l, args[2]));
+          Value term = arith::MulFOp::create(
+              b, l, LinalgBuilder::toF32(b, l, args[0]), scaled);
+          return arith::AddFOp::create(b, l, args[3], term);
+        });
+    // · r[m]
+    Value scaled = lb.elementwise(
+        {product, rowScale}, {lb.map(2, {0, 1}), lb.map(2, {0})},
+        lb.sizesOf(product), lb.f32(),
+        [](OpBuilder &b, Location l, ValueRange args) -> Value {
+          return arith::MulFOp::create(b, l, args[0], args[1]);
+        });
+    rewriter.replaceOp(op, scaled);
+    return success();
+  }
+};
+
+struct TfmFuseNormProjectionPass
+    : tfm::impl::TfmFuseNormProjectionPassBase<TfmFuseNormProjectionPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<FoldRMSNormIntoProjection>(&getContext());
+    // Sizes read off the normalized rows (the projections' output sizes)
+    // read off their sources instead, so that unread rows go.
+    memref::populateResolveRankedShapedTypeResultDimsPatterns(patterns);
+    tensor::DimOp::getCanonicalizationPatterns(patterns, &getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
