@@ -319,6 +319,14 @@ def compile_library(case, impl, output, before_tool=None):
                     os.environ["TFM_COMPILE"] = saved
 
 
+def logits_error(got_path, want_path, tolerance):
+    """max|got - want| / max|want| of two saved arrays, formatted, with
+    WRONG past `tolerance`."""
+    got, want = np.load(got_path), np.load(want_path)
+    relative = np.abs(got - want).max() / np.abs(want).max()
+    return f"{relative:.2e}" + ("" if relative <= tolerance else " WRONG")
+
+
 def modified(path):
     """When `path` was last modified, or "missing"."""
     return time.ctime(path.stat().st_mtime) if path.exists() else "missing"

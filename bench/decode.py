@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from attention import Runner, machine, modified
+from attention import Runner, logits_error, machine, modified
 from tfm import compiler, runtime
 
 BENCH = pathlib.Path(__file__).resolve().parent
@@ -218,10 +218,9 @@ def main():
             if impl == "torch":
                 torch_seconds = seconds
             elif torch_seconds:
-                got, want = (np.load(directory / f"logits-{i}-{dtype}.npy")
-                             for i in ("tfm", "torch"))
-                relative = np.abs(got - want).max() / np.abs(want).max()
-                error = f"{relative:.2e}" + ("" if relative <= TOLERANCE[dtype] else " WRONG")
+                error = logits_error(directory / f"logits-tfm-{dtype}.npy",
+                                     directory / f"logits-torch-{dtype}.npy",
+                                     TOLERANCE[dtype])
             print(f"{dtype:<5} {impl:<6} {seconds * 1e3:>9.2f} {args.batch / seconds:>9.1f} "
                   f"{moved:>9.3f} {moved / seconds:>6.1f} {100 * moved / seconds / triad:>6.1f}% "
                   f"{(torch_seconds / seconds if torch_seconds else float('nan')):>8.2f} "

@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from attention import Runner, machine, modified, status_kib
+from attention import Runner, logits_error, machine, modified, status_kib
 from tfm import compiler, runtime
 
 BENCH = pathlib.Path(__file__).resolve().parent
@@ -254,10 +254,8 @@ def main():
                     if impl == "torch":
                         torch_seconds = seconds
                     elif torch_seconds:
-                        got, want = (np.load(directory / f"logits-{i}.npy")
-                                     for i in ("tfm", "torch"))
-                        relative = np.abs(got - want).max() / np.abs(want).max()
-                        error = f"{relative:.2e}" + ("" if relative <= TOLERANCE else " WRONG")
+                        error = logits_error(directory / "logits-tfm.npy",
+                                             directory / "logits-torch.npy", TOLERANCE)
                     rate = work / seconds / 1e9
                     wrate = prepared[name] / seconds / 1e9
                     print(f"{head} {seconds * 1e3:>9.1f} {batch * length / seconds:>9.1f} "
