@@ -152,16 +152,9 @@ llvm::Error convertLlama(Converter &c, LlamaFamily family) {
   if (auto error = c.require("pretraining_tp", 1,
                              "it changes the order of the matmuls' sums"))
     return error;
-  // head_dim is implied by hidden_size / num_attention_heads in tfm.
-  if (const json::Value *headDim = c.take("head_dim")) {
-    std::optional<int64_t> hidden = c.description["d_model"].getAsInteger();
-    std::optional<int64_t> heads = c.description["num_heads"].getAsInteger();
-    if (!hidden || !heads || *heads <= 0 || headDim->getAsInteger() != *hidden / *heads)
-      return configError(llvm::formatv(
-          "'head_dim' = {0} is not supported: tfm's head dim is "
-          "hidden_size / num_attention_heads",
-          *headDim));
-  }
+  // Llama 3 / Mistral Nemo: q_proj is [heads * head_dim, hidden_size].
+  if (auto error = c.copy("head_dim", "head_dim"))
+    return error;
   c.ignore({"attention_dropout", "max_position_embeddings"});
   return llvm::Error::success();
 }

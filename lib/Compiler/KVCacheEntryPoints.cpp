@@ -143,7 +143,7 @@ struct LengthOps {
 
 SmallVector<Value> ModelBuilder::cacheArguments() {
   int64_t dyn = ShapedType::kDynamic;
-  int64_t headDim = config.dModel / config.numHeads;
+  int64_t headDim = config.headDim;
   // A window model's cache holds exactly the window: a ring.
   int64_t capacity = config.slidingWindow ? config.slidingWindow : dyn;
   SmallVector<Value> caches;
@@ -160,7 +160,7 @@ Value ModelBuilder::cachedLayer(int64_t layer, Value x, Value positions,
   BlockWeights w = blockWeights(layer);
   auto type = cast<RankedTensorType>(x.getType());
   int64_t batch = type.getDimSize(0), length = type.getDimSize(1);
-  int64_t headDim = config.dModel / config.numHeads;
+  int64_t headDim = config.headDim;
   auto norm = [&](Value v, Value weight, Value bias) -> Value {
     FloatAttr eps = b.getF32FloatAttr(config.eps);
     if (config.norm == NormKind::rms_norm)
@@ -190,7 +190,8 @@ Value ModelBuilder::cachedLayer(int64_t layer, Value x, Value positions,
                                   kvLengths, /*dense_mask=*/Value(),
                                   /*bias=*/Value(), mask, FloatAttr(),
                                   FloatAttr());
-    Value merged = MergeHeadsOp::create(b, loc, type, o);
+    Value merged = MergeHeadsOp::create(
+        b, loc, tensor({batch, length, config.numHeads * headDim}), o);
     return LinearOp::create(b, loc, type, merged, w.oW, w.oB);
   };
   auto ffn = [&](Value h) -> Value {

@@ -136,8 +136,8 @@ BlockWeights ModelBuilder::gpt2BlockWeights(int64_t layer) {
 /// Hugging Face LLaMA/Mistral names, nn.Linear layouts.
 BlockWeights ModelBuilder::llamaBlockWeights(int64_t layer) {
   std::string prefix = llvm::formatv("model.layers.{0}.", layer).str();
-  int64_t headDim = config.dModel / config.numHeads;
-  int64_t kvRows = config.numKvHeads * headDim;
+  int64_t qRows = config.numHeads * config.headDim;
+  int64_t kvRows = config.numKvHeads * config.headDim;
   auto projection = [&](llvm::StringRef name, int64_t rows, int64_t cols,
                         bool bias) -> std::pair<Value, Value> {
     Value w = parameter(prefix + name + ".weight", {rows, cols});
@@ -149,14 +149,14 @@ BlockWeights ModelBuilder::llamaBlockWeights(int64_t layer) {
   std::tie(w.attnNormW, w.attnNormB) =
       normParameters(prefix + "input_layernorm");
   bool qkvBias = config.attentionBias || config.qkvBias;
-  std::tie(w.qW, w.qB) = projection("self_attn.q_proj", config.dModel,
-                                    config.dModel, qkvBias);
+  std::tie(w.qW, w.qB) =
+      projection("self_attn.q_proj", qRows, config.dModel, qkvBias);
   std::tie(w.kW, w.kB) =
       projection("self_attn.k_proj", kvRows, config.dModel, qkvBias);
   std::tie(w.vW, w.vB) =
       projection("self_attn.v_proj", kvRows, config.dModel, qkvBias);
-  std::tie(w.oW, w.oB) = projection("self_attn.o_proj", config.dModel,
-                                    config.dModel, config.attentionBias);
+  std::tie(w.oW, w.oB) = projection("self_attn.o_proj", config.dModel, qRows,
+                                    config.attentionBias);
   std::tie(w.ffnNormW, w.ffnNormB) =
       normParameters(prefix + "post_attention_layernorm");
   if (isGatedFFN(config.ffn))

@@ -117,10 +117,11 @@ private:
 } // namespace
 
 double mlir::tfm::layerMatrixWeights(const ModelConfig &config) {
-  double d = config.dModel, headDim = d / config.numHeads;
-  double kvRows = config.numKvHeads * headDim;
+  double d = config.dModel;
+  double qRows = static_cast<double>(config.numHeads) * config.headDim;
+  double kvRows = static_cast<double>(config.numKvHeads) * config.headDim;
   double ffnWeights = (isGatedFFN(config.ffn) ? 3 : 2) * d * config.dFF;
-  return 2 * d * d + 2 * kvRows * d + ffnWeights;
+  return 2 * qRows * d + 2 * kvRows * d + ffnWeights;
 }
 
 namespace {
@@ -180,6 +181,8 @@ llvm::Expected<ModelConfig> mlir::tfm::parseModelConfig(llvm::StringRef json) {
     return std::move(error);
   config.numKvHeads = config.numHeads;
   if (auto error = reader.integer("num_kv_heads", config.numKvHeads, false))
+    return std::move(error);
+  if (auto error = reader.integer("head_dim", config.headDim, false))
     return std::move(error);
   if (auto error = reader.integer("d_ff", config.dFF, true))
     return std::move(error);
@@ -299,13 +302,16 @@ llvm::Expected<ModelConfig> mlir::tfm::parseModelConfig(llvm::StringRef json) {
     return fieldError(llvm::formatv(
         "'num_kv_heads' ({0}) must divide 'num_heads' ({1})",
         config.numKvHeads, config.numHeads));
-  if (config.dModel % config.numHeads != 0)
-    return fieldError(llvm::formatv(
-        "'num_heads' ({0}) must divide 'd_model' ({1})", config.numHeads,
-        config.dModel));
-  if (config.rope && (config.dModel / config.numHeads) % 2 != 0)
+  if (!config.headDim) {
+    if (config.dModel % config.numHeads != 0)
+      return fieldError(llvm::formatv(
+          "'num_heads' ({0}) must divide 'd_model' ({1}), or give 'head_dim'",
+          config.numHeads, config.dModel));
+    config.headDim = config.dModel / config.numHeads;
+  }
+  if (config.rope && config.headDim % 2 != 0)
     return fieldError(llvm::formatv("rope needs an even head dim, got {0}",
-                                    config.dModel / config.numHeads));
+                                    config.headDim));
   config.norm = *symbolizeNormKind(norm);
   config.placement = *symbolizeNormPlacement(placement);
   config.ffn = *symbolizeFFNKind(ffn);
@@ -322,6 +328,8 @@ llvm::Expected<ModelConfig> mlir::tfm::parseModelConfig(llvm::StringRef json) {
         : isGatedFFN(config.ffn)            ? "a plain 'ffn' kind"
         : config.numKvHeads != config.numHeads
             ? "'num_kv_heads' equal to 'num_heads'"
+        : config.headDim * config.numHeads != config.dModel
+            ? "'head_dim' equal to 'd_model' / 'num_heads'"
         : !config.attentionBias || !config.mlpBias
             ? "'attention_bias' and 'mlp_bias'"
         : !config.tieEmbeddings ? "'tie_embeddings'"

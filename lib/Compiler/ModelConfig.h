@@ -21,6 +21,9 @@ struct ModelConfig {
   std::string name = "model";
   int64_t vocabSize = 0, dModel = 0, numLayers = 0, numHeads = 0,
           numKvHeads = 0, dFF = 0;
+  /// Width of one attention head: d_model / num_heads unless given (Llama 3,
+  /// Mistral Nemo: q_proj is [num_heads * head_dim, d_model]).
+  int64_t headDim = 0;
   NormKind norm = NormKind::rms_norm;
   NormPlacement placement = NormPlacement::pre;
   double eps = 1e-5;

@@ -18,7 +18,7 @@ using namespace mlir::tfm;
 /// 2 FLOPs per weight per token for every projection, FFN and the LM head;
 /// per visible (query, key) pair 2·D for QKᵀ and 2·D for PV in every head.
 static FlopModel flopsOf(const ModelConfig &config) {
-  double d = config.dModel, headDim = d / config.numHeads;
+  double d = config.dModel, headDim = config.headDim;
   FlopModel flops;
   flops.perToken = 2 * (config.numLayers * layerMatrixWeights(config) +
                         config.vocabSize * d);

@@ -8,7 +8,8 @@
 # - a PyTorch LLaMA decoder with a Hugging Face-style KV cache (torch.cat of
 #   past keys and values), written here: the same tokens, logits within 1e-4.
 # Models: GQA with tied embeddings and a batch of prompts of different
-# lengths; MQA with a sliding window past its window (the caches are rings
+# lengths; heads wider than d_model / num_heads ("head_dim", as in Llama 3
+# and Mistral Nemo); MQA with a sliding window past its window (the caches are rings
 # of W positions); Llama 3's scaled RoPE frequencies; a GPT-2 model (learned positions, LayerNorm, biases,
 # GPT-2 checkpoint names); f16 and bf16 (logits within 1e-2 of the
 # reference fed the same tokens). Also: sampling is reproducible from a
@@ -97,6 +98,8 @@ GPT2 = {"vocab_size": 73, "d_model": 36, "num_layers": 2, "num_heads": 3,
 
 prompts = [rng.integers(0, 89, 7).tolist(), rng.integers(0, 89, 3).tolist()]
 llama, llama_params, llama_exact, llama_sequences = run_greedy("llama_gqa", LLAMA, prompts)
+run_greedy("wide_heads", dict(LLAMA, head_dim=12), [rng.integers(0, 89, 6).tolist()],
+           steps=16)
 run_greedy("mqa_window", WINDOW, [rng.integers(0, 61, 6).tolist()])
 run_greedy("llama3_scaled_rope", dict(LLAMA, positions={
     "kind": "rope", "theta": 5e5, "scaling": {"type": "llama3", "factor": 8.0,

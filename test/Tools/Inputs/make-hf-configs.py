@@ -46,7 +46,7 @@ configs = {
         "factor": 8.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
         "original_max_position_embeddings": 64, "rope_type": "llama3"}),
     "linear-rope-scaling": dict(LLAMA, rope_scaling={"factor": 2.0, "rope_type": "linear"}),
-    "head-dim": dict(LLAMA, head_dim=16),
+    "head-dim": dict(LLAMA, head_dim=12),
     "unknown-field": dict(LLAMA, quantization_config={"bits": 4}),
     "qwen2": QWEN2,
     "qwen2-window": dict(QWEN2, use_sliding_window=True),
