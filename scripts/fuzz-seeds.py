@@ -1,6 +1,7 @@
 """Writes the seed corpora of the fuzz targets into argv[1]/{manifest,mlir,
-model,npy,safetensors}: the test suite's MLIR cases (split at `// -----`),
-its model descriptions and malformed inputs (test/Tools/Inputs), small
+model,npy,safetensors,tokenizer}: the test suite's MLIR cases (split at
+`// -----`), its model descriptions, tokenizers and malformed inputs
+(test/Tools/Inputs), small
 valid .npy and .safetensors files of every element type tfm reads, and
 manifests of the shape tfm-compile embeds."""
 
@@ -18,7 +19,7 @@ root = pathlib.Path(__file__).resolve().parent.parent
 out = pathlib.Path(sys.argv[1])
 MAX_SEED_BYTES = 16384
 corpora = {name: out / name
-           for name in ["manifest", "mlir", "model", "npy", "safetensors"]}
+           for name in ["manifest", "mlir", "model", "npy", "safetensors", "tokenizer"]}
 for directory in corpora.values():
     directory.mkdir(parents=True, exist_ok=True)
 
@@ -42,6 +43,16 @@ with tempfile.TemporaryDirectory() as malformed:
         corpus = {".npy": "npy", ".safetensors": "safetensors", ".json": "model",
                   ".mlir": "mlir"}[path.suffix]
         seed(corpus, "malformed-" + path.name, path.read_bytes())
+
+# Tokenizers, each with the texts of tfm-run-tokenizers.test after a NUL.
+TEXTS = ["the cat's 123 café  \n\nhi<|endoftext|>!", "the CAT'S 12345 (cat café  \n\n hi"]
+with tempfile.TemporaryDirectory() as tokenizers:
+    subprocess.run([sys.executable, str(root / "test/Tools/Inputs/make-tokenizers.py"),
+                    tokenizers], check=True)
+    for path in sorted(pathlib.Path(tokenizers).glob("*/tokenizer.json")):
+        for i, text in enumerate(TEXTS):
+            seed("tokenizer", f"{path.parent.name}-{i}",
+                 path.read_bytes() + b"\0" + text.encode())
 
 rng = np.random.default_rng(0)
 arrays = {"f32": rng.standard_normal((3, 5)).astype(np.float32),

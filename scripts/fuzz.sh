@@ -3,7 +3,7 @@
 # --sanitize) for SECONDS each (default 60), seeded from the test suite
 # (scripts/fuzz-seeds.py). Targets: manifest (the runtime's manifest
 # reader), mlir (parse, verify, every tfm pass), model (model descriptions),
-# npy, safetensors; default all.
+# npy, safetensors, tokenizer (tokenizer.json); default all.
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
 # A crash, leak, hang (over 60 s for one input) or sanitizer report fails the
 # run; libFuzzer keeps the input under build-sanitize/fuzz/ and names it.
@@ -15,14 +15,14 @@ build="${TFM_SANITIZE_BUILD_DIR:-$root/build-sanitize}"
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(manifest mlir model npy safetensors)
+((${#targets[@]})) || targets=(manifest mlir model npy safetensors tokenizer)
 
 TFM_SANITIZE_BUILD_DIR="$build" "$root/scripts/build.sh" --sanitize >/dev/null
 work="$build/fuzz"
 rm -rf "$work/seeds"
 PYTHONPATH="$root/python" /usr/bin/python3 "$root/scripts/fuzz-seeds.py" "$work/seeds"
 
-declare -A max_len=([manifest]=4096 [mlir]=16384 [model]=4096 [npy]=4096 [safetensors]=8192)
+declare -A max_len=([manifest]=4096 [mlir]=16384 [model]=4096 [npy]=4096 [safetensors]=8192 [tokenizer]=16384)
 for target in "${targets[@]}"; do
   corpus="$work/corpus/$target"
   mkdir -p "$corpus"

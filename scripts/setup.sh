@@ -8,6 +8,7 @@ packages=(
   clang-22 lld-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libomp-22-dev libclang-rt-22-dev
   python3-numpy python3-torch
+  libsentencepiece-dev sentencepiece
 )
 
 missing=()

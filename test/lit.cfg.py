@@ -47,6 +47,11 @@ config.environment["TFM_BUILD_DIR"] = config.tfm_obj_root
 if config.tfm_sanitize:
     config.available_features.add("asan")
 
+# SentencePiece tokenizers: tfm-run built with libsentencepiece, and
+# spm_train to make the models the tests use.
+if config.tfm_sentencepiece and shutil.which("spm_train"):
+    config.available_features.add("sentencepiece")
+
 # The CUDA target: its PTX is checked with ptxas where the CUDA toolkit has
 # one, its libraries are run where an NVIDIA driver and GPU are, and the
 # toolkit's stub libcuda (a driver that has no GPU) shows the error paths.

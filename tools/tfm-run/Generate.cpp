@@ -32,47 +32,46 @@ EntryPoint mlir::tfm::describeCall(const TfmCall *call) {
   return entry;
 }
 
+std::string mlir::tfm::joinIds(llvm::ArrayRef<int64_t> ids) {
+  return llvm::join(
+      llvm::map_range(ids, [](int64_t id) { return std::to_string(id); }),
+      " ");
+}
+
 llvm::Expected<std::vector<std::vector<int64_t>>>
-mlir::tfm::readPrompts(llvm::ArrayRef<std::string> flags) {
+mlir::tfm::readPromptIds(llvm::StringRef flag) {
   std::vector<std::vector<int64_t>> prompts;
-  for (llvm::StringRef flag : flags) {
-    if (flag.ends_with(".npy")) {
-      llvm::Expected<HostArray> ids = readNpy(flag);
-      if (!ids)
-        return ids.takeError();
-      if ((ids->dtype != "i32" && ids->dtype != "i64") ||
-          ids->shape.empty() || ids->shape.size() > 2)
-        return llvm::createStringError(
-            "--prompt " + flag + ": expected a 1-D or 2-D array of int32 or "
-            "int64 token ids, got " + ids->describe());
-      int64_t rows = ids->shape.size() == 2 ? ids->shape[0] : 1;
-      int64_t length = ids->shape.back();
-      for (int64_t row = 0; row < rows; ++row) {
-        std::vector<int64_t> prompt;
-        for (int64_t i = 0; i < length; ++i)
-          prompt.push_back(static_cast<int64_t>(ids->at(row * length + i)));
-        prompts.push_back(std::move(prompt));
-      }
-      continue;
+  if (flag.ends_with(".npy")) {
+    llvm::Expected<HostArray> ids = readNpy(flag);
+    if (!ids)
+      return ids.takeError();
+    if ((ids->dtype != "i32" && ids->dtype != "i64") || ids->shape.empty() ||
+        ids->shape.size() > 2)
+      return llvm::createStringError(
+          "--prompt " + flag + ": expected a 1-D or 2-D array of int32 or "
+          "int64 token ids, got " + ids->describe());
+    int64_t rows = ids->shape.size() == 2 ? ids->shape[0] : 1;
+    int64_t length = ids->shape.back();
+    for (int64_t row = 0; row < rows; ++row) {
+      std::vector<int64_t> prompt;
+      for (int64_t i = 0; i < length; ++i)
+        prompt.push_back(static_cast<int64_t>(ids->at(row * length + i)));
+      prompts.push_back(std::move(prompt));
     }
-    std::vector<int64_t> prompt;
-    llvm::SmallVector<llvm::StringRef> items;
-    flag.split(items, ',');
-    for (llvm::StringRef item : items) {
-      int64_t id;
-      if (item.trim().getAsInteger(10, id))
-        return llvm::createStringError(
-            "--prompt expects token ids like 1,5,7 or a .npy file, got '" +
-            flag + "'");
-      prompt.push_back(id);
-    }
-    prompts.push_back(std::move(prompt));
+    return prompts;
   }
-  if (prompts.empty())
-    return llvm::createStringError("--generate needs a --prompt");
-  for (const std::vector<int64_t> &prompt : prompts)
-    if (prompt.empty())
-      return llvm::createStringError("every prompt needs at least one token");
+  std::vector<int64_t> prompt;
+  llvm::SmallVector<llvm::StringRef> items;
+  flag.split(items, ',');
+  for (llvm::StringRef item : items) {
+    int64_t id;
+    if (item.trim().getAsInteger(10, id))
+      return llvm::createStringError(
+          "--prompt expects token ids like 1,5,7 or a .npy file, got '" +
+          flag + "'");
+    prompt.push_back(id);
+  }
+  prompts.push_back(std::move(prompt));
   return prompts;
 }
 
@@ -287,13 +286,21 @@ llvm::Error mlir::tfm::generate(TfmLibrary *library,
   double decodeSeconds =
       std::chrono::duration<double>(Clock::now() - start).count();
 
-  for (int64_t b = 0; b < batch; ++b)
+  for (int64_t b = 0; b < batch; ++b) {
     llvm::outs() << "prompt " << b << " (" << prompts[b].size()
-                 << " tokens): " << llvm::join(llvm::map_range(tokens[b], [](int64_t t) {
-                      return std::to_string(t);
-                    }),
-                                               " ")
-                 << "\n";
+                 << " tokens): " << joinIds(tokens[b]) << "\n";
+    if (!options.tokenizer)
+      continue;
+    // A model's vocabulary may be padded past its tokenizer's: such ids
+    // have no text, but the generation stands.
+    llvm::Expected<std::string> text = options.tokenizer->decode(tokens[b]);
+    llvm::outs() << "text " << b << ": ";
+    if (text)
+      llvm::outs().write_escaped(*text) << "\n";
+    else
+      llvm::outs() << "(no text: " << llvm::toString(text.takeError())
+                   << ")\n";
+  }
   llvm::outs() << llvm::formatv(
       "prefill: {0} tokens in {1:F2} ms ({2:F1} tokens/s)\n",
       batch * length, prefillSeconds * 1e3,

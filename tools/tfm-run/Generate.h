@@ -11,6 +11,7 @@
 
 #include "tfm-c/Runtime.h"
 #include "tfm/Runtime/HostArray.h"
+#include "tfm/Tokenizer/Tokenizer.h"
 
 #include <functional>
 #include <optional>
@@ -37,16 +38,21 @@ struct GenerationOptions {
   std::optional<double> topP;
   uint64_t seed = 0;
   std::optional<int64_t> eosTokenId;
+  /// When set, the new tokens are also printed as text.
+  const Tokenizer *tokenizer = nullptr;
 };
 
 /// The entry point `call` runs: its name and its inputs' and outputs'
 /// signatures, from the runtime's C API.
 EntryPoint describeCall(const TfmCall *call);
 
-/// The prompts of --prompt flags: ids inline ("1,5,7") or a .npy file of
+/// "1 5 7"
+std::string joinIds(llvm::ArrayRef<int64_t> ids);
+
+/// The prompts of a --prompt flag: ids inline ("1,5,7") or a .npy file of
 /// int32 or int64 ids, one prompt per 1-D file or per row of a 2-D one.
 llvm::Expected<std::vector<std::vector<int64_t>>>
-readPrompts(llvm::ArrayRef<std::string> flags);
+readPromptIds(llvm::StringRef flag);
 
 /// Generates `options.newTokens` tokens after each prompt and prints them
 /// and the prefill and decode rates.

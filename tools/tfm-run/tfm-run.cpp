@@ -5,6 +5,7 @@
 //        [--check NAME=REF.npy]... [--rtol R] [--atol A] [--bench N] [--list]
 // tfm-run LIB.so --generate N --prompt 1,5,7|IDS.npy... [--temperature T]
 //        [--top-k K] [--top-p P] [--seed S] [--eos ID] [--params FILE]...
+//        [--prompt-text TEXT]... [--prompt-file PATH]... [--tokenizer PATH]
 //
 // Inputs are bound by name from the library's manifest: --input files first,
 // then tensors of a checkpoint, then random parameters. The runtime library
@@ -90,6 +91,22 @@ cl::list<std::string> promptFlags(
              "int32/int64 ids (1-D, or 2-D: one prompt per row); repeat for "
              "a batch"),
     cl::cat(category));
+cl::list<std::string> promptTexts(
+    "prompt-text",
+    cl::desc("Text of a prompt for --generate, encoded with the tokenizer "
+             "(--tokenizer, or the one beside the first --params file); "
+             "repeat for a batch. The new tokens are printed as text too"),
+    cl::cat(category));
+cl::list<std::string> promptFiles(
+    "prompt-file",
+    cl::desc("As --prompt-text, with the text of a file (used as it is, "
+             "line breaks included)"),
+    cl::value_desc("PATH"), cl::cat(category));
+cl::opt<std::string> tokenizerPath(
+    "tokenizer",
+    cl::desc("tokenizer.json (byte-level BPE), tokenizer.model "
+             "(SentencePiece) or a model directory holding one"),
+    cl::value_desc("PATH"), cl::cat(category));
 cl::opt<double> temperature("temperature",
                             cl::desc("Sampling temperature (default 0: "
                                      "greedy)"),
@@ -105,6 +122,90 @@ cl::opt<uint64_t> samplingSeed("seed", cl::desc("Seed of the sampling"),
 cl::opt<int64_t> eosTokenId("eos", cl::desc("Stop once every prompt has "
                                             "generated this token id"),
                             cl::init(-1), cl::cat(category));
+
+/// The tokenizer of --tokenizer, else the one in the directory of the first
+/// --params file (a model directory), if any; an error only where
+/// --prompt-text needs one.
+llvm::Expected<std::unique_ptr<Tokenizer>> findTokenizer() {
+  std::string path = tokenizerPath;
+  if (path.empty() && !paramsPaths.empty()) {
+    llvm::StringRef params = paramsPaths.front();
+    llvm::StringRef directory = llvm::sys::fs::is_directory(params)
+                                    ? params
+                                    : llvm::sys::path::parent_path(params);
+    if (hasTokenizer(directory.empty() ? "." : directory))
+      path = directory.empty() ? "." : directory.str();
+  }
+  if (path.empty()) {
+    if (!promptTexts.empty() || !promptFiles.empty())
+      return llvm::createStringError(
+          "a prompt as text needs a tokenizer: give --tokenizer, or --params "
+          "from a model directory with a tokenizer.json or tokenizer.model");
+    return nullptr;
+  }
+  return loadTokenizer(path);
+}
+
+/// The prompts of --prompt, --prompt-text and --prompt-file in command-line
+/// order; text is encoded with `tokenizer` and its ids and pieces printed.
+llvm::Expected<std::vector<std::vector<int64_t>>>
+readPrompts(const Tokenizer *tokenizer) {
+  enum Kind { Ids, Text, File };
+  std::vector<std::tuple<unsigned, Kind, std::string>> flags;
+  // (cl::list's operator& gives its std::vector.)
+  using FlagList = cl::list<std::string>;
+  for (auto [list, kind] :
+       {std::pair<FlagList *, Kind>{std::addressof(promptFlags), Ids},
+        {std::addressof(promptTexts), Text},
+        {std::addressof(promptFiles), File}})
+    for (unsigned i = 0; i < list->size(); ++i)
+      flags.emplace_back(list->getPosition(i), kind, (*list)[i]);
+  llvm::sort(flags);
+
+  std::vector<std::vector<int64_t>> prompts;
+  for (const auto &[position, kind, value] : flags) {
+    if (kind == Ids) {
+      llvm::Expected<std::vector<std::vector<int64_t>>> ids =
+          readPromptIds(value);
+      if (!ids)
+        return ids.takeError();
+      prompts.insert(prompts.end(), ids->begin(), ids->end());
+      continue;
+    }
+    std::string text = value;
+    if (kind == File) {
+      llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+          llvm::MemoryBuffer::getFile(value, /*IsText=*/true);
+      if (!file)
+        return llvm::createStringError("--prompt-file: cannot read '" + value +
+                                       "': " + file.getError().message());
+      text = (*file)->getBuffer().str();
+    }
+    llvm::Expected<std::vector<int64_t>> ids = tokenizer->encode(text);
+    if (!ids)
+      return llvm::createStringError("prompt text: " +
+                                     llvm::toString(ids.takeError()));
+    // The ids, then each token's text: where the tokenizer cut.
+    llvm::outs() << "prompt " << prompts.size() << " (text): " << joinIds(*ids)
+                 << "\npieces " << prompts.size() << ":";
+    for (int64_t id : *ids) {
+      llvm::Expected<std::string> piece = tokenizer->decode(id);
+      if (!piece)
+        return piece.takeError();
+      llvm::outs() << " \"";
+      llvm::outs().write_escaped(*piece) << "\"";
+    }
+    llvm::outs() << "\n";
+    prompts.push_back(std::move(*ids));
+  }
+  if (prompts.empty())
+    return llvm::createStringError(
+        "--generate needs a --prompt, --prompt-text or --prompt-file");
+  for (const std::vector<int64_t> &prompt : prompts)
+    if (prompt.empty())
+      return llvm::createStringError("every prompt needs at least one token");
+  return prompts;
+}
 
 int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "tfm-run") << message << "\n";
@@ -308,12 +409,19 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  if (generateTokens > 0 || !promptFlags.empty()) {
+  if (generateTokens > 0 || !promptFlags.empty() || !promptTexts.empty() ||
+      !promptFiles.empty()) {
     if (generateTokens == 0)
-      return fail("--prompt needs --generate N");
+      return fail("--prompt, --prompt-text and --prompt-file need --generate "
+                  "N");
     GenerationOptions options;
     options.newTokens = generateTokens;
-    auto prompts = readPrompts(promptFlags);
+    llvm::Expected<std::unique_ptr<Tokenizer>> tokenizer = findTokenizer();
+    if (!tokenizer)
+      return fail(llvm::toString(tokenizer.takeError()));
+    options.tokenizer = tokenizer->get();
+    llvm::Expected<std::vector<std::vector<int64_t>>> prompts =
+        readPrompts(tokenizer->get());
     if (!prompts)
       return fail(llvm::toString(prompts.takeError()));
     options.prompts = std::move(*prompts);
