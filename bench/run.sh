@@ -6,7 +6,8 @@
 # `bench/run.sh model [...]`: the whole-model benchmark, tfm against PyTorch
 # eager on a LLaMA-style model; `bench/run.sh decode [...]`: one generated
 # token with KV caches, tfm's decode against a PyTorch decoder with an
-# HF-style cache.
+# HF-style cache; `bench/run.sh window [--window W]`: RSS of a sliding-window
+# model generating 4·W tokens against the same model causal.
 set -euo pipefail
 
 bench="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -26,7 +27,7 @@ mkdir -p "$bench/.build"
   -L"$llvm/lib" -Wl,-rpath,"$llvm/lib" -lopenblas -lm
 
 script=attention.py
-if [[ "${1:-}" == model || "${1:-}" == decode ]]; then
+if [[ "${1:-}" == model || "${1:-}" == decode || "${1:-}" == window ]]; then
   script="$1.py"
   shift
 fi
