@@ -122,6 +122,14 @@ struct LengthOps {
         sizes, SmallVector<OpFoldResult>(4, one));
   }
 
+  /// Row `row`, positions [at, at + count) of the new keys `k` and values
+  /// `v` [B, H, S, D], written into `caches` (key, value) at (row, slot).
+  SmallVector<Value> writeRow(ValueRange caches, Value k, Value v, Value row,
+                              Value at, OpFoldResult count, Value slot) {
+    return {write(caches[0], take(k, row, at, count), row, slot),
+            write(caches[1], take(v, row, at, count), row, slot)};
+  }
+
   /// Rows [row, row + 1) and positions [at, at + count) of `x` [B, H, S, D].
   Value take(Value x, Value row, Value at, OpFoldResult count) {
     auto type = cast<RankedTensorType>(x.getType());
@@ -140,6 +148,27 @@ struct LengthOps {
 };
 
 } // namespace
+
+ModelBuilder::CachedInputs
+ModelBuilder::beginCachedEntryPoint(ModuleOp module, StringRef name,
+                                    int64_t length, StringRef lengthsName) {
+  int64_t dyn = ShapedType::kDynamic;
+  beginEntryPoint(module, name);
+  Type i32 = b.getI32Type();
+  CachedInputs inputs;
+  inputs.ids = parameter("input_ids", {dyn, length}, i32);
+  inputs.positions = parameter("position_ids", {dyn, length}, i32);
+  inputs.lengths = parameter(lengthsName, {dyn}, i32);
+  inputs.caches = cacheArguments();
+  // Checked before anything runs: every cache has the ids' batch and the
+  // first cache's capacity.
+  LengthOps ops{b, loc};
+  for (Value cache : inputs.caches) {
+    ops.assertSameDim(cache, 0, inputs.ids, 0);
+    ops.assertSameDim(cache, 2, inputs.caches[0], 2);
+  }
+  return inputs;
+}
 
 SmallVector<Value> ModelBuilder::cacheArguments() {
   int64_t dyn = ShapedType::kDynamic;
@@ -211,8 +240,9 @@ Value ModelBuilder::cachedLayer(int64_t layer, Value x, Value positions,
   return norm(add(h, ffn(h)), w.ffnNormW, w.ffnNormB);
 }
 
-void ModelBuilder::endWithCaches(Value logits, ArrayRef<Value> caches,
-                                 unsigned firstCache) {
+void ModelBuilder::endWithCaches(Value logits, ArrayRef<Value> caches) {
+  // Inputs: ids, positions, lengths, then the caches.
+  unsigned firstCache = 3;
   SmallVector<Value> results{logits};
   SmallVector<std::string> resultNames{"logits"};
   SmallVector<std::optional<unsigned>> updates{std::nullopt};
@@ -227,22 +257,15 @@ void ModelBuilder::endWithCaches(Value logits, ArrayRef<Value> caches,
 
 void ModelBuilder::buildPrefill(ModuleOp module) {
   int64_t dyn = ShapedType::kDynamic;
-  beginEntryPoint(module, "prefill");
+  CachedInputs inputs =
+      beginCachedEntryPoint(module, "prefill", dyn, "prompt_lengths");
+  Value ids = inputs.ids, positions = inputs.positions,
+        lengths = inputs.lengths;
+  SmallVector<Value> &caches = inputs.caches;
   LengthOps ops{b, loc};
-  Type i32 = b.getI32Type();
-  Value ids = parameter("input_ids", {dyn, dyn}, i32);
-  Value positions = parameter("position_ids", {dyn, dyn}, i32);
-  Value lengths = parameter("prompt_lengths", {dyn}, i32);
-  SmallVector<Value> caches = cacheArguments();
-  unsigned firstCache = 3;
 
-  // Checked before anything runs: every cache has the ids' batch and the
-  // first cache's capacity, which holds the prompt (a ring only needs to
-  // hold its window), and every row has 1 to S prompt tokens.
-  for (Value cache : caches) {
-    ops.assertSameDim(cache, 0, ids, 0);
-    ops.assertSameDim(cache, 2, caches[0], 2);
-  }
+  // Checked before anything runs: the caches hold the prompt (a ring only
+  // needs to hold its window), and every row has 1 to S prompt tokens.
   Value length = ops.dim(ids, 1);
   if (!config.slidingWindow) {
     Value holds = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
@@ -290,16 +313,11 @@ void ModelBuilder::buildPrefill(ModuleOp module) {
               rb, rl, begin, end, rowOps.index(1), rowCaches,
               [&](OpBuilder &pb, Location pl, Value position,
                   ValueRange stepCaches) {
-                LengthOps stepOps{pb, pl};
                 Value slot = arith::RemUIOp::create(pb, pl, position, window);
-                OpFoldResult one = pb.getIndexAttr(1);
-                Value newKeys = stepOps.write(
-                    stepCaches[0], stepOps.take(k, row, position, one), row,
-                    slot);
-                Value newValues = stepOps.write(
-                    stepCaches[1], stepOps.take(v, row, position, one), row,
-                    slot);
-                scf::YieldOp::create(pb, pl, ValueRange{newKeys, newValues});
+                scf::YieldOp::create(
+                    pb, pl,
+                    LengthOps{pb, pl}.writeRow(stepCaches, k, v, row, position,
+                                               pb.getIndexAttr(1), slot));
               });
           scf::YieldOp::create(rb, rl, steps.getResults());
         });
@@ -339,26 +357,19 @@ void ModelBuilder::buildPrefill(ModuleOp module) {
                      linalg::YieldOp::create(nb, nl, value);
                    })
                    .getResult(0);
-  endWithCaches(logits(last, table), caches, firstCache);
+  endWithCaches(logits(last, table), caches);
 }
 
 void ModelBuilder::buildDecode(ModuleOp module) {
-  int64_t dyn = ShapedType::kDynamic;
-  beginEntryPoint(module, "decode");
+  CachedInputs inputs =
+      beginCachedEntryPoint(module, "decode", 1, "cache_lengths");
+  Value ids = inputs.ids, positions = inputs.positions,
+        lengths = inputs.lengths;
+  SmallVector<Value> &caches = inputs.caches;
   LengthOps ops{b, loc};
-  Type i32 = b.getI32Type();
-  Value ids = parameter("input_ids", {dyn, 1}, i32);
-  Value positions = parameter("position_ids", {dyn, 1}, i32);
-  Value lengths = parameter("cache_lengths", {dyn}, i32);
-  SmallVector<Value> caches = cacheArguments();
-  unsigned firstCache = 3;
 
-  // Checked before anything runs: the caches agree, and each row's new
-  // position fits (a ring takes any length: it overwrites its oldest).
-  for (Value cache : caches) {
-    ops.assertSameDim(cache, 0, ids, 0);
-    ops.assertSameDim(cache, 2, caches[0], 2);
-  }
+  // Checked before anything runs: each row's new position fits (a ring
+  // takes any length: it overwrites its oldest).
   Value capacity = ops.dim(caches[0], 2);
   ops.assertInRange(
       lengths, ops.index(0), config.slidingWindow ? Value() : capacity,
@@ -394,13 +405,10 @@ void ModelBuilder::buildDecode(ModuleOp module) {
           if (config.slidingWindow)
             slot = arith::RemUIOp::create(rb, rl, slot,
                                           rowOps.index(config.slidingWindow));
-          OpFoldResult one = rb.getIndexAttr(1);
-          Value zero = rowOps.index(0);
-          Value newKeys = rowOps.write(
-              rowCaches[0], rowOps.take(k, row, zero, one), row, slot);
-          Value newValues = rowOps.write(
-              rowCaches[1], rowOps.take(v, row, zero, one), row, slot);
-          scf::YieldOp::create(rb, rl, ValueRange{newKeys, newValues});
+          scf::YieldOp::create(
+              rb, rl,
+              rowOps.writeRow(rowCaches, k, v, row, rowOps.index(0),
+                              rb.getIndexAttr(1), slot));
         });
     keyCache = rows.getResult(0);
     valueCache = rows.getResult(1);
@@ -412,5 +420,5 @@ void ModelBuilder::buildDecode(ModuleOp module) {
   for (int64_t layer = 0; layer < config.numLayers; ++layer)
     h = cachedLayer(layer, h, positions, MaskAttr::getNone(b.getContext()),
                     update);
-  endWithCaches(logits(h, table), caches, firstCache);
+  endWithCaches(logits(h, table), caches);
 }

@@ -80,9 +80,17 @@ private:
   Value cachedLayer(int64_t layer, Value x, Value positions,
                     MaskAttr mask, CacheUpdate update);
   SmallVector<Value> cacheArguments();
-  /// Returns the logits and the caches, each written back into its input
-  /// (the caches are inputs firstCache, firstCache + 1, ...).
-  void endWithCaches(Value logits, ArrayRef<Value> caches, unsigned firstCache);
+  /// The inputs @prefill and @decode share: ids and positions [B, length],
+  /// per-row lengths, then the caches (checked to share the ids' batch and
+  /// the first cache's capacity).
+  struct CachedInputs {
+    Value ids, positions, lengths;
+    SmallVector<Value> caches;
+  };
+  CachedInputs beginCachedEntryPoint(ModuleOp module, StringRef name,
+                                     int64_t length, StringRef lengthsName);
+  /// Returns the logits and the caches, each written back into its input.
+  void endWithCaches(Value logits, ArrayRef<Value> caches);
   void buildPrefill(ModuleOp module);
   void buildDecode(ModuleOp module);
 
