@@ -1,5 +1,6 @@
 //===- DynamicSchedule.cpp - dynamic schedule for OpenMP loops -------------===//
 
+#include "tfm/Codegen/LoopSchedule.h"
 #include "tfm/Codegen/Passes.h"
 
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
@@ -17,7 +18,7 @@ struct TfmCPUDynamicSchedulePass
     : tfm::impl::TfmCPUDynamicSchedulePassBase<TfmCPUDynamicSchedulePass> {
   void runOnOperation() override {
     getOperation()->walk([](omp::WsloopOp loop) {
-      if (!loop.getScheduleKindAttr())
+      if (!loop.getScheduleKindAttr() && !tfm::hasStaticSchedule(loop.getLoc()))
         loop.setScheduleKindAttr(omp::ClauseScheduleKindAttr::get(
             loop.getContext(), omp::ClauseScheduleKind::Dynamic));
     });

@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tfm/Codegen/LoopSchedule.h"
 #include "tfm/Codegen/Passes.h"
 #include "tfm/Codegen/Projection.h"
 #include "tfm/Dialect/Tfm/Utils/LinalgBuilder.h"
@@ -371,7 +372,8 @@ Value tileColumns(RewriterBase &rewriter, Location loc,
                   int64_t n0, int64_t count, ColumnBlockFn columnBlock) {
   OpFoldResult rowCount = tensor::getMixedSize(rewriter, loc, group.rows(), 0);
   auto forall = scf::ForallOp::create(
-      rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(count / block)},
+      rewriter, withStaticSchedule(loc),
+      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(count / block)},
       ValueRange{shared}, std::nullopt);
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(forall.getBody()->getTerminator());

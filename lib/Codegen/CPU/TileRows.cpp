@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tfm/Codegen/LoopSchedule.h"
 #include "tfm/Codegen/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -77,6 +78,9 @@ struct TfmCPUTileRowsPass
         op.emitError("could not be tiled by rows");
         return signalPassFailure();
       }
+      // Every row costs the same.
+      for (LoopLikeOpInterface loop : tiled->loops)
+        loop->setLoc(tfm::withStaticSchedule(loop->getLoc()));
       rewriter.replaceOp(op, tiled->replacements);
     }
   }

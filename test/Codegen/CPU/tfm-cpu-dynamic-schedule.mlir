@@ -25,6 +25,24 @@ func.func @tiles(%out: memref<64xf32>) {
 
 // -----
 
+// A loop whose iterations cost the same (marked in its location) stays on
+// the static schedule.
+// CHECK-LABEL: func.func @uniform
+// CHECK:         omp.wsloop {
+func.func @uniform(%out: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %c1 = arith.constant 1 : index
+  %cst = arith.constant 1.0 : f32
+  scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
+    memref.store %cst, %out[%i] : memref<64xf32>
+    scf.reduce
+  } loc(fused<"tfm.static_schedule">["projection.mlir":1:1])
+  return
+}
+
+// -----
+
 // A loop that already has a schedule keeps it.
 // CHECK-LABEL: func.func @scheduled
 // CHECK:         omp.wsloop schedule(static) {

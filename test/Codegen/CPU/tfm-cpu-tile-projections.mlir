@@ -1,6 +1,10 @@
 // RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-tile-projections),canonicalize,cse)' | FileCheck %s
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tfm-cpu-tile-projections{register-rows=0}))' 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-tile-projections{fuse-epilogues=false}),canonicalize,cse)' | FileCheck %s --check-prefix=NOFUSE
+// RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-tile-projections),canonicalize,cse)' --mlir-print-debuginfo --mlir-print-local-scope | FileCheck %s --check-prefix=SCHEDULE
+// Column blocks cost the same: their loop keeps OpenMP's static schedule
+// (tfm-cpu-dynamic-schedule).
+// SCHEDULE: } loc(fused<"tfm.static_schedule">
 // BAD: error: vector-width and register-rows must be positive, got vector-width=16 register-rows=0
 
 // A projection over a run-time number of rows: fewer rows than a register

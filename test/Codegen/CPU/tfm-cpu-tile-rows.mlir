@@ -1,4 +1,8 @@
 // RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tfm-cpu-tile-rows),canonicalize,cse)' | FileCheck %s
+// RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tfm-cpu-tile-rows),canonicalize,cse)' --mlir-print-debuginfo --mlir-print-local-scope | FileCheck %s --check-prefix=SCHEDULE
+// Rows cost the same: their loop keeps OpenMP's static schedule
+// (tfm-cpu-dynamic-schedule).
+// SCHEDULE: } loc(fused<"tfm.static_schedule">
 
 // A row reduction (RMSNorm's sum of squares) over a run-time batch and
 // sequence: one scf.forall over both dynamic loops, each iteration a static
