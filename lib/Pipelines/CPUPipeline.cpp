@@ -162,6 +162,7 @@ void mlir::tfm::buildTfmToLLVMDialectStage(
   pm.addPass(arith::createArithExpandOpsPass(expand));
   ConvertVectorToLLVMPassOptions vectorToLLVM;
   vectorToLLVM.reassociateFPReductions = true; // tree-shaped row sums
+  vectorToLLVM.x86Vector = true; // AVX-512 BF16 dot products (bf16-dot)
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createArithToLLVMConversionPass());
   FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;

@@ -134,6 +134,11 @@ def TfmCPUTileProjectionsPass
     block (`[1, K/L, L] x [NB, K/L, L] -> [1, NB, L]`, one accumulator per
     weight row), then their lane sums. The block's rows stay in cache from
     one row of `a` to the next. Packing would cost more than the products.
+    With `bf16-dot` (the CPU target sets it where the CPU has AVX-512 BF16),
+    bf16 weights stream through `x86vector.avx512.dot` (`vdpbf16ps`, 32
+    weights a step) instead, 8 weight rows at a time against the row of
+    `a` rounded to bf16 once: the widening shifts go, and the products of
+    a bf16 model's rows are those a bf16 matmul would form.
     A projection with no columns or no steps (`N` or `K` = 0) is left alone.
 
     Epilogues (`fuse-epilogues`, on by default). An elementwise op that
@@ -153,8 +158,8 @@ def TfmCPUTileProjectionsPass
     first collapsed to `[M, N]` (upstream's fold-reshape-by-collapsing
     patterns, limited to those ops) so that they qualify.
 
-    Options: `vector-width` and `register-rows`, defined once for the CPU
-    passes that form vector code (`CPUCodegenOptions.def`).
+    Options: `vector-width`, `register-rows` and `bf16-dot`, defined once
+    for the CPU passes that form vector code (`CPUCodegenOptions.def`).
   }];
   let options = [
     Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
@@ -165,7 +170,9 @@ def TfmCPUTileProjectionsPass
                            "::mlir::bufferization::BufferizationDialect",
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::scf::SCFDialect",
-                           "::mlir::tensor::TensorDialect"];
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::x86vector::X86VectorDialect"];
 }
 
 def TfmCPUTileRowsPass : Pass<"tfm-cpu-tile-rows", "::mlir::func::FuncOp"> {

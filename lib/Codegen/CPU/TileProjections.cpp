@@ -32,6 +32,8 @@
 #include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -274,6 +276,116 @@ Value streamedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
   return rowLoop.getResult(0);
 }
 
+/// Weight rows a bf16 dot-product step reads at once (8 accumulators and
+/// 8 weight vectors in registers), and the weights of one step of a row.
+constexpr int64_t kDotRows = 8;
+constexpr int64_t kDotPairs = 32;
+
+/// Whether the streamed form can use AVX-512 BF16 dot products for a block
+/// of `block` rows of `w`.
+bool canStreamBF16Dot(Value w, int64_t block) {
+  auto type = cast<RankedTensorType>(w.getType());
+  return type.getElementType().isBF16() && block % kDotRows == 0 &&
+         type.getDimSize(1) % kDotPairs == 0;
+}
+
+/// The streamed form with AVX-512 BF16 dot products (vdpbf16ps): for each
+/// row m of `a`, its values (times the column scale, in f32) rounded to
+/// bf16 once, then for every 8 weight rows of the block, 8 accumulators
+/// of 16 f32 lanes, each step adding the products of 32 bf16 pairs;
+/// y[m, n] += the accumulator's lane sum.
+Value streamedDotColumnBlock(OpBuilder &builder, Location loc, Value a,
+                             Value w, Value scale, Value init, Value nBlock) {
+  int64_t block = cast<RankedTensorType>(init.getType()).getDimSize(1);
+  int64_t depth = cast<RankedTensorType>(w.getType()).getDimSize(1);
+  Type bf16 = builder.getBF16Type(), f32 = builder.getF32Type();
+  auto index = [](OpBuilder &b, Location l, int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, l, value);
+  };
+  auto pairs = VectorType::get({kDotPairs}, bf16);
+  auto lanes = VectorType::get({kDotPairs / 2}, f32);
+  Value rowsValue = tensor::DimOp::create(builder, loc, a, 0);
+  auto rowLoop = scf::ForOp::create(
+      builder, loc, index(builder, loc, 0), rowsValue, index(builder, loc, 1),
+      ValueRange{init},
+      [&](OpBuilder &b, Location l, Value m, ValueRange carried) {
+        LinalgBuilder lb(b, l);
+        // The row in bf16: [depth].
+        Value row = tensor::ExtractSliceOp::create(
+            b, l, RankedTensorType::get({depth},
+                                        getElementTypeOrSelf(a.getType())),
+            a, ArrayRef<OpFoldResult>{m, b.getIndexAttr(0)},
+            ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(depth)},
+            ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+        SmallVector<Value> inputs{row};
+        SmallVector<AffineMap> maps{lb.map(1, {0})};
+        if (scale) {
+          inputs.push_back(scale);
+          maps.push_back(lb.map(1, {0}));
+        }
+        Value rounded = lb.elementwise(
+            inputs, maps, {b.getIndexAttr(depth)}, bf16,
+            [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+              Value value = LinalgBuilder::toF32(nb, nl, args[0]);
+              if (scale)
+                value = arith::MulFOp::create(
+                    nb, nl, value, LinalgBuilder::toF32(nb, nl, args[1]));
+              return arith::TruncFOp::create(nb, nl, nb.getBF16Type(), value);
+            });
+        Value out = slice2D(b, l, carried[0], m, b.getIndexAttr(0),
+                            b.getIndexAttr(1), b.getIndexAttr(block));
+        Value zeroLanes = arith::ConstantOp::create(
+            b, l, lanes, DenseElementsAttr::get(lanes, b.getF32FloatAttr(0)));
+        Value padding = arith::ConstantOp::create(b, l, b.getZeroAttr(bf16));
+        auto groups = scf::ForOp::create(
+            b, l, index(b, l, 0), index(b, l, block), index(b, l, kDotRows),
+            ValueRange{out},
+            [&](OpBuilder &gb, Location gl, Value r0, ValueRange groupOut) {
+              Value first = arith::AddIOp::create(gb, gl, nBlock, r0);
+              auto steps = scf::ForOp::create(
+                  gb, gl, index(gb, gl, 0), index(gb, gl, depth),
+                  index(gb, gl, kDotPairs),
+                  SmallVector<Value>(kDotRows, zeroLanes),
+                  [&](OpBuilder &sb, Location sl, Value k, ValueRange sums) {
+                    Value x = vector::TransferReadOp::create(
+                        sb, sl, pairs, rounded, ValueRange{k}, padding,
+                        ArrayRef<bool>{true});
+                    SmallVector<Value> next;
+                    for (int64_t i = 0; i < kDotRows; ++i) {
+                      Value n = arith::AddIOp::create(sb, sl, first,
+                                                      index(sb, sl, i));
+                      Value weights = vector::TransferReadOp::create(
+                          sb, sl, pairs, w, ValueRange{n, k}, padding,
+                          ArrayRef<bool>{true});
+                      next.push_back(x86vector::DotBF16Op::create(
+                          sb, sl, lanes, sums[i], x, weights));
+                    }
+                    scf::YieldOp::create(sb, sl, next);
+                  });
+              Value updated = groupOut[0];
+              Value zero = index(gb, gl, 0);
+              for (int64_t i = 0; i < kDotRows; ++i) {
+                Value total = vector::ReductionOp::create(
+                    gb, gl, vector::CombiningKind::ADD, steps.getResult(i));
+                Value column = arith::AddIOp::create(gb, gl, r0,
+                                                     index(gb, gl, i));
+                Value previous = tensor::ExtractOp::create(
+                    gb, gl, updated, ValueRange{zero, column});
+                updated = tensor::InsertOp::create(
+                    gb, gl, arith::AddFOp::create(gb, gl, previous, total),
+                    updated, ValueRange{zero, column});
+              }
+              scf::YieldOp::create(gb, gl, updated);
+            });
+        scf::YieldOp::create(
+            b, l,
+            insert2D(b, l, groups.getResult(0), carried[0], m,
+                     b.getIndexAttr(0), b.getIndexAttr(1),
+                     b.getIndexAttr(block)));
+      });
+  return rowLoop.getResult(0);
+}
+
 /// Projections over the same rows and columns, and the elementwise op that
 /// alone reads their results (their epilogue): gate and up with
 /// act(gate)·up, a projection with its bias and activation, or with the
@@ -430,7 +542,7 @@ Value outputView(RewriterBase &rewriter, linalg::GenericOp root) {
 /// rows than a register block, by the streamed form.
 void tileProjectionGroup(RewriterBase &rewriter, ProjectionGroup &group,
                          const Blocking &main, std::optional<Blocking> tail,
-                         int64_t lanes) {
+                         int64_t lanes, bool bf16Dot) {
   linalg::GenericOp root = group.root();
   Location loc = root.getLoc();
   rewriter.setInsertionPoint(root);
@@ -480,11 +592,16 @@ void tileProjectionGroup(RewriterBase &rewriter, ProjectionGroup &group,
                                blocking);
     };
   };
-  auto streamed = [lanes](OpBuilder &b, Location l, Value a,
-                          linalg::GenericOp projection, Value init,
-                          Value nBlock) {
-    return streamedColumnBlock(b, l, a, projection.getDpsInputs()[1],
-                               columnScaleOf(projection), init, nBlock, lanes);
+  auto streamed = [lanes, bf16Dot](OpBuilder &b, Location l, Value a,
+                                   linalg::GenericOp projection, Value init,
+                                   Value nBlock) {
+    Value w = projection.getDpsInputs()[1];
+    int64_t block = cast<RankedTensorType>(init.getType()).getDimSize(1);
+    if (bf16Dot && canStreamBF16Dot(w, block))
+      return streamedDotColumnBlock(b, l, a, w, columnScaleOf(projection),
+                                    init, nBlock);
+    return streamedColumnBlock(b, l, a, w, columnScaleOf(projection), init,
+                               nBlock, lanes);
   };
   auto packedMain = packedWith(main);
   auto packedTail = packedWith(tail ? *tail : main);
@@ -641,7 +758,8 @@ struct TfmCPUTileProjectionsPass
       for (linalg::GenericOp projection : group.projections)
         done.insert(projection);
       auto [main, tail] = *blockingOf(op);
-      tileProjectionGroup(rewriter, group, main, tail, vectorWidth);
+      tileProjectionGroup(rewriter, group, main, tail, vectorWidth,
+                          bf16Dot != 0 && vectorWidth == 16);
     }
   }
 

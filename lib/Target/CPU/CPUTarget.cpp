@@ -13,13 +13,14 @@ using namespace mlir::tfm;
 
 /// The vector width and register blocking of `target`: 16 f32 lanes and 8
 /// register rows with AVX-512 (32 registers), 8 lanes and 4 rows with AVX
-/// (16 registers), 4 lanes otherwise.
+/// (16 registers), 4 lanes otherwise; bf16 dot products with AVX-512 BF16.
 static void configureForTarget(TfmLowerToLLVMPipelineOptions &options,
                                const llvm::TargetMachine &target) {
   const llvm::MCSubtargetInfo *info = target.getMCSubtargetInfo();
   if (info->checkFeatures("+avx512f")) {
     options.vectorWidth = 16;
     options.registerRows = 8;
+    options.bf16Dot = info->checkFeatures("+avx512bf16");
   } else if (info->checkFeatures("+avx")) {
     options.vectorWidth = 8;
     options.registerRows = 4;

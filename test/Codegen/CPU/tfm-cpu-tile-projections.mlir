@@ -5,6 +5,7 @@
 // Column blocks cost the same: their loop keeps OpenMP's static schedule
 // (tfm-cpu-dynamic-schedule).
 // SCHEDULE: } loc(fused<"tfm.static_schedule">
+// RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-tile-projections{bf16-dot=1}),canonicalize,cse)' | FileCheck %s --check-prefix=DOT
 // BAD: error: vector-width and register-rows must be positive, got vector-width=16 register-rows=0
 
 // A projection over a run-time number of rows: fewer rows than a register
@@ -77,6 +78,19 @@ func.func @few_rows_stream_weights(%x: tensor<?x256xf32>, %w: tensor<512x256xf32
 // CHECK:   arith.extf
 // CHECK: linalg.generic {{.+}} ins(%{{.+}} : tensor<8x64xbf16>) outs(%{{.+}} : tensor<8x64xf32>)
 // CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x64xf32>, tensor<64x32xf32>)
+// With bf16-dot (AVX-512 BF16), a decode step's bf16 rows (here already
+// bf16: the rounding folds away) and weights go through dot products of 32
+// pairs, 8 weight rows at a time; the packed form is unchanged.
+// DOT-LABEL: func.func @bf16_weights
+// DOT: scf.if
+// DOT: scf.forall
+// DOT: scf.for {{.+}} step %c8
+// DOT: scf.for {{.+}} step %c32 iter_args
+// DOT-COUNT-8: x86vector.avx512.dot {{.+}} : vector<32xbf16> -> vector<16xf32>
+// DOT: vector.reduction <add>
+// DOT: } else {
+// DOT-NOT: x86vector.avx512.dot
+// DOT: return
 func.func @bf16_weights(%x: tensor<?x64xbf16>, %w: tensor<96x64xbf16>) -> tensor<?x96xbf16> {
   %y = tfm.linear %x, %w : (tensor<?x64xbf16>, tensor<96x64xbf16>) -> tensor<?x96xbf16>
   return %y : tensor<?x96xbf16>

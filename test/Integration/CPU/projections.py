@@ -8,7 +8,7 @@
 # 512), N that whole register blocks do not cover (101, 1000, 29: a
 # narrower last block; 8: only that), K that no vector divides (37: the
 # plain contraction), f32 and bf16 weights and inputs, with and without
-# bias; FFNs and residuals whose epilogues run on the column blocks; for
+# bias; bf16 decode rows through AVX-512 BF16 dot products; FFNs and residuals whose epilogues run on the column blocks; for
 # AVX-512 and for AVX2 (8-lane vectors).
 
 import sys
@@ -45,6 +45,25 @@ suite.add_op("linear_bf16_m130", "tfm.linear %a0, %a1",
              [(x, "bf16"), (w, "bf16")], (None, None, n), "bf16",
              reference.linear(rounded(x, "bf16"), rounded(w, "bf16")),
              types=[tensor((None, None, k), "bf16"), tensor((n, k), "bf16")])
+# bf16 rows of a decode step (M = 1 and 7) stream the weights: through
+# AVX-512 BF16 dot products where the CPU has them (32 weights a step, 8
+# weight rows at a time), else widened to f32: K = 256 (whole dot steps),
+# K = 80 (not: widened), N = 101 (a 5-column tail block: widened).
+for k, n in [(256, 320), (80, 96), (256, 101)]:
+    w = rng.standard_normal((n, k)) / np.sqrt(k)
+    name = f"linear_bf16_{k}_to_{n}"
+    types = [tensor((None, None, k), "bf16"), tensor((n, k), "bf16")]
+    function = (f"func.func @{name}(%x: {types[0]}, %w: {types[1]}) -> "
+                f"{tensor((None, None, n), 'bf16')} {{\n"
+                f"  %r = tfm.linear %x, %w : ({', '.join(types)}) -> "
+                f"{tensor((None, None, n), 'bf16')}\n"
+                f"  return %r : {tensor((None, None, n), 'bf16')}\n}}")
+    for i, rows in enumerate([1, 7]):
+        x = rng.standard_normal((1, rows, k)) * 3.0
+        suite.add(f"{name}_m{rows}", function if i == 0 else None,
+                  [(x, "bf16"), (w, "bf16")],
+                  reference.linear(rounded(x, "bf16"), rounded(w, "bf16")), "bf16",
+                  entry=name)
 # Large magnitudes: the blocked sums keep f32 accuracy.
 x = rng.standard_normal((129, k)) * 1e3
 suite.add_op("linear_large_values_m129", "tfm.linear %a0, %a1",
@@ -132,5 +151,12 @@ suite.add("rms_norm_projection_bf16_m130",
           f"  return %y : {bf16_out}\n}}",
           [(x, "bf16"), (g, "bf16"), (wq, "bf16")],
           reference.linear(reference.rms_norm(r[0], r[1], 1e-5), r[2]), "bf16")
+# The same with one row, streamed: the scaled row is rounded to bf16 for
+# the dot products where the CPU has them.
+x = rng.standard_normal((1, 1, k))
+r = [rounded(a, "bf16") for a in (x, g, wq)]
+suite.add("rms_norm_projection_bf16_m1", None, [(x, "bf16"), (g, "bf16"), (wq, "bf16")],
+          reference.linear(reference.rms_norm(r[0], r[1], 1e-5), r[2]), "bf16",
+          entry="rms_norm_projection_bf16_m130")
 
 suite.run()
