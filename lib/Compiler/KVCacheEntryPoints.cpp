@@ -122,6 +122,21 @@ struct LengthOps {
         sizes, SmallVector<OpFoldResult>(4, one));
   }
 
+  /// `body` for each row of the batch of `k` [B, ...], threading `caches`
+  /// (key, value) through: the caches after the last row.
+  SmallVector<Value> overRows(
+      Value k, ValueRange caches,
+      function_ref<SmallVector<Value>(LengthOps &, Value row, ValueRange)>
+          body) {
+    auto rows = scf::ForOp::create(
+        b, loc, index(0), dim(k, 0), index(1), caches,
+        [&](OpBuilder &rb, Location rl, Value row, ValueRange rowCaches) {
+          LengthOps rowOps{rb, rl};
+          scf::YieldOp::create(rb, rl, body(rowOps, row, rowCaches));
+        });
+    return rows.getResults();
+  }
+
   /// Row `row`, positions [at, at + count) of the new keys `k` and values
   /// `v` [B, H, S, D], written into `caches` (key, value) at (row, slot).
   SmallVector<Value> writeRow(ValueRange caches, Value k, Value v, Value row,
@@ -300,11 +315,11 @@ void ModelBuilder::buildPrefill(ModuleOp module) {
       return {k, v, Value()};
     }
     Value window = ops.index(config.slidingWindow);
-    auto rows = scf::ForOp::create(
-        b, loc, ops.index(0), ops.dim(k, 0), ops.index(1),
-        ValueRange{keyCache, valueCache},
-        [&](OpBuilder &rb, Location rl, Value row, ValueRange rowCaches) {
-          LengthOps rowOps{rb, rl};
+    SmallVector<Value> updated = ops.overRows(
+        k, {keyCache, valueCache},
+        [&](LengthOps &rowOps, Value row, ValueRange rowCaches) {
+          OpBuilder &rb = rowOps.b;
+          Location rl = rowOps.loc;
           Value end = rowOps.element(lengths, row);
           Value begin = arith::MaxSIOp::create(
               rb, rl, arith::SubIOp::create(rb, rl, end, window),
@@ -319,10 +334,10 @@ void ModelBuilder::buildPrefill(ModuleOp module) {
                     LengthOps{pb, pl}.writeRow(stepCaches, k, v, row, position,
                                                pb.getIndexAttr(1), slot));
               });
-          scf::YieldOp::create(rb, rl, steps.getResults());
+          return SmallVector<Value>(steps.getResults());
         });
-    keyCache = rows.getResult(0);
-    valueCache = rows.getResult(1);
+    keyCache = updated[0];
+    valueCache = updated[1];
     return {k, v, Value()};
   };
 
@@ -396,22 +411,18 @@ void ModelBuilder::buildDecode(ModuleOp module) {
   auto update = [&](int64_t layer, Value k, Value v)
       -> std::tuple<Value, Value, Value> {
     Value &keyCache = caches[2 * layer], &valueCache = caches[2 * layer + 1];
-    auto rows = scf::ForOp::create(
-        b, loc, ops.index(0), ops.dim(k, 0), ops.index(1),
-        ValueRange{keyCache, valueCache},
-        [&](OpBuilder &rb, Location rl, Value row, ValueRange rowCaches) {
-          LengthOps rowOps{rb, rl};
+    SmallVector<Value> updated = ops.overRows(
+        k, {keyCache, valueCache},
+        [&](LengthOps &rowOps, Value row, ValueRange rowCaches) {
           Value slot = rowOps.element(lengths, row);
           if (config.slidingWindow)
-            slot = arith::RemUIOp::create(rb, rl, slot,
+            slot = arith::RemUIOp::create(rowOps.b, rowOps.loc, slot,
                                           rowOps.index(config.slidingWindow));
-          scf::YieldOp::create(
-              rb, rl,
-              rowOps.writeRow(rowCaches, k, v, row, rowOps.index(0),
-                              rb.getIndexAttr(1), slot));
+          return rowOps.writeRow(rowCaches, k, v, row, rowOps.index(0),
+                                 rowOps.b.getIndexAttr(1), slot);
         });
-    keyCache = rows.getResult(0);
-    valueCache = rows.getResult(1);
+    keyCache = updated[0];
+    valueCache = updated[1];
     return {keyCache, valueCache, kvLengths};
   };
 

@@ -46,39 +46,39 @@ static llvm::Expected<bool> addsBos(llvm::StringRef model) {
   return *add->getAsBoolean();
 }
 
-bool mlir::tfm::hasTokenizer(llvm::StringRef directory) {
+/// The tokenizer file in `directory` (tokenizer.json first), or "".
+static std::string tokenizerIn(llvm::StringRef directory) {
   for (const char *name : {"tokenizer.json", "tokenizer.model"}) {
     llvm::SmallString<256> path = directory;
     llvm::sys::path::append(path, name);
     if (llvm::sys::fs::is_regular_file(path))
-      return true;
+      return path.str().str();
   }
-  return false;
+  return "";
+}
+
+bool mlir::tfm::hasTokenizer(llvm::StringRef directory) {
+  return !tokenizerIn(directory).empty();
 }
 
 llvm::Expected<std::unique_ptr<Tokenizer>>
 mlir::tfm::loadTokenizer(llvm::StringRef path) {
-  llvm::SmallString<256> file = path;
   if (!llvm::sys::fs::exists(path))
     return llvm::createStringError("tokenizer '" + path + "' does not exist");
+  std::string file = path.str();
   if (llvm::sys::fs::is_directory(path)) {
-    for (const char *name : {"tokenizer.json", "tokenizer.model"}) {
-      file = path;
-      llvm::sys::path::append(file, name);
-      if (llvm::sys::fs::is_regular_file(file))
-        break;
-    }
-    if (!llvm::sys::fs::is_regular_file(file))
+    file = tokenizerIn(path);
+    if (file.empty())
       return llvm::createStringError(
           "'" + path + "' holds no tokenizer.json or tokenizer.model");
   }
-  if (file.ends_with(".model")) {
+  if (llvm::StringRef(file).ends_with(".model")) {
     llvm::Expected<bool> bos = addsBos(file);
     if (!bos)
       return bos.takeError();
     return loadSentencePiece(file, *bos);
   }
-  if (!file.ends_with(".json"))
+  if (!llvm::StringRef(file).ends_with(".json"))
     return llvm::createStringError(
         "'" + file + "' is neither a tokenizer.json nor a tokenizer.model");
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer = readFile(file);

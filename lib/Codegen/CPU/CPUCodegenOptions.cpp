@@ -8,5 +8,7 @@ std::string mlir::tfm::CPUCodegenOptions::validate() const {
            "vector-width=" +
            std::to_string(vectorWidth) +
            " register-rows=" + std::to_string(registerRows);
+  if (bf16Dot != 0 && bf16Dot != 1)
+    return "bf16-dot must be 0 or 1, got " + std::to_string(bf16Dot);
   return "";
 }

@@ -7,6 +7,8 @@
 // SCHEDULE: } loc(fused<"tfm.static_schedule">
 // RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-tile-projections{bf16-dot=1}),canonicalize,cse)' | FileCheck %s --check-prefix=DOT
 // BAD: error: vector-width and register-rows must be positive, got vector-width=16 register-rows=0
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tfm-cpu-tile-projections{bf16-dot=2}))' 2>&1 | FileCheck %s --check-prefix=BAD-DOT
+// BAD-DOT: error: bf16-dot must be 0 or 1, got 2
 
 // A projection over a run-time number of rows: fewer rows than a register
 // block (a decode step) stream the weights (next case); otherwise threads
