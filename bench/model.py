@@ -1,6 +1,6 @@
 """Whole-model benchmark: a LLaMA-style model description compiled by tfm
-against the same model in PyTorch eager (Hugging Face LLaMA math, float32),
-with the same weights and tokens, next to the machine's sgemm rate. Run
+against the same model in PyTorch eager (Hugging Face LLaMA math, float32,
+or bfloat16 with `--dtype bf16`), with the same weights and tokens, next to the machine's sgemm rate. Run
 through `bench/run.sh model` (bench/README.md).
 
 Each implementation runs in its own subprocess (`model.py worker IMPL DIR`)
@@ -22,7 +22,8 @@ from attention import Runner, logits_error, machine, modified, status_kib
 from tfm import compiler, runtime
 
 BENCH = pathlib.Path(__file__).resolve().parent
-TOLERANCE = 1e-4  # max-norm relative error of tfm's logits against PyTorch's
+# max-norm relative error of tfm's logits against PyTorch's
+TOLERANCE = {"f32": 1e-4, "bf16": 3e-2}
 
 # The model of issue 14: LLaMA-style, GQA 32/4, SwiGLU, tied to nothing.
 FULL = {"vocab_size": 32000, "d_model": 2048, "num_layers": 2, "num_heads": 32,
@@ -60,21 +61,29 @@ def layer_activation_bytes(config, batch, length):
     return 4 * batch * length * (6 * d + 2 * kv_rows + 3 * config["d_ff"])
 
 
-def torch_logits(config, weights, ids, positions, logits="all"):
-    """The Hugging Face LLaMA forward pass, written out in PyTorch; with
-    `logits="last"`, the last layer's output projection, FFN and LM head on
-    the last position only."""
+def torch_weights(weights, dtype):
+    """The weights as PyTorch tensors of `dtype` (f32 ones share NumPy's)."""
     import torch
 
-    w = {name: torch.from_numpy(array) for name, array in weights.items()}
+    torch_dtype = torch.float32 if dtype == "f32" else torch.bfloat16
+    return {name: torch.from_numpy(array).to(torch_dtype) for name, array in weights.items()}
+
+
+def torch_logits(config, w, ids, positions, logits="all"):
+    """The Hugging Face LLaMA forward pass, written out in PyTorch in the
+    dtype of the weights `w` (torch_weights); with `logits="last"`, the last
+    layer's output projection, FFN and LM head on the last position only."""
+    import torch
+
+    torch_dtype = w["model.embed_tokens.weight"].dtype
     heads, kv_heads = config["num_heads"], config["num_kv_heads"]
     head_dim = config["d_model"] // heads
     batch, length = ids.shape
     inverse = 1.0 / 10000.0 ** (torch.arange(0, head_dim, 2).double() / head_dim)
     angles = torch.from_numpy(positions).double()[..., None] * inverse  # [B, S, D/2]
-    cos = torch.cat([angles.cos()] * 2, -1).float()[:, None]
-    sin = torch.cat([angles.sin()] * 2, -1).float()[:, None]
-    causal = torch.full((length, length), float("-inf")).triu(1)
+    cos = torch.cat([angles.cos()] * 2, -1).to(torch_dtype)[:, None]
+    sin = torch.cat([angles.sin()] * 2, -1).to(torch_dtype)[:, None]
+    causal = torch.full((length, length), float("-inf")).triu(1).to(torch_dtype)
 
     def norm(x, weight):
         return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5) * weight
@@ -105,10 +114,10 @@ def torch_logits(config, weights, ids, positions, logits="all"):
             gate = torch.nn.functional.silu(h @ w[p + "mlp.gate_proj.weight"].T)
             x = x + (gate * (h @ w[p + "mlp.up_proj.weight"].T)) @ w[p + "mlp.down_proj.weight"].T
         head = w.get("lm_head.weight", w["model.embed_tokens.weight"])  # tied
-        return (norm(x, w["model.norm.weight"]) @ head.T).numpy()
+        return (norm(x, w["model.norm.weight"]) @ head.T).float().numpy()
 
 
-def worker(impl, directory, logits, length, reps):
+def worker(impl, directory, logits, length, reps, dtype):
     """Times one implementation on the weights in `directory` and the
     tokens of `length` positions there."""
     config = json.loads((directory / "model.json").read_text())
@@ -124,10 +133,18 @@ def worker(impl, directory, logits, length, reps):
         core = ctypes.CDLL("libopenblas.so.0").openblas_get_corename
         core.restype = ctypes.c_char_p
         kernels = core().decode()
-        call = lambda: torch_logits(config, weights, ids, positions, logits)  # noqa: E731
+        w = torch_weights(weights, dtype)
+        del weights
+        call = lambda: torch_logits(config, w, ids, positions, logits)  # noqa: E731
     else:
-        forward = runtime.Library(directory / f"model-{logits}.so")["forward"]
-        call = forward.bind(ids, positions, *[weights[s["name"]] for s in forward.inputs[2:]])
+        forward = runtime.Library(directory / f"model-{logits}-{dtype}.so")["forward"]
+        convert = runtime.to_bf16 if dtype == "bf16" else (lambda a: a)
+        bound = forward.bind(ids, positions,
+                             *[convert(weights[s["name"]]) for s in forward.inputs[2:]])
+        call = (lambda: runtime.from_bf16(bound())) if dtype == "bf16" else bound
+        del weights
+    # The peak from here: converting the weights (bf16) must not count.
+    pathlib.Path("/proc/self/clear_refs").write_text("5")
     base = status_kib("VmRSS")  # weights, token ids and (tfm) the logits
     result = call()  # warm-up
     seconds = []
@@ -136,20 +153,22 @@ def worker(impl, directory, logits, length, reps):
         call()
         seconds.append(time.perf_counter() - start)
     extra = status_kib("VmHWM") - base
-    np.save(directory / f"logits-{impl}.npy", result)
+    np.save(directory / f"logits-{impl}.npy", np.asarray(result, np.float32))
     print(f"model seconds={np.median(seconds):.6f} reps={reps} kernels={kernels} "
           f"rss_extra_kib={extra}")
 
 
-def prepare(directory, config, batch, lengths, logits_modes):
-    """Compiles the model for each logits mode, draws its weights and the
-    token ids of each length; returns the weights and compile seconds."""
+def prepare(directory, config, batch, lengths, logits_modes, dtype):
+    """Compiles the model in `dtype` for each logits mode, draws its weights
+    (f32; a bf16 run rounds them) and the token ids of each length; returns
+    the weights and compile seconds."""
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "model.json").write_text(json.dumps(config))
     start = time.perf_counter()
     for logits in logits_modes:
         forward = runtime.Library(compiler.compile_model(
-            dict(config, logits=logits), directory / f"model-{logits}.so"))["forward"]
+            dict(config, logits=logits, dtype=dtype),
+            directory / f"model-{logits}-{dtype}.so"))["forward"]
     compile_seconds = (time.perf_counter() - start) / len(logits_modes)
     rng = np.random.default_rng(0)
     weights = {}
@@ -182,6 +201,8 @@ def main():
                         "or of the last one (a prompt before generating)")
     parser.add_argument("--no-example", action="store_true",
                         help="leave out the bundled example (examples/tiny_llama.json)")
+    parser.add_argument("--dtype", default="f32", choices=["f32", "bf16"],
+                        help="weights and activations of both implementations")
     parser.add_argument("--reps", type=int, help="timed calls (default 3, --quick 1)")
     parser.add_argument("--threads", type=int,
                         default=int(os.environ.get("BENCH_THREADS", os.cpu_count())),
@@ -214,14 +235,16 @@ def main():
     print(f"tfm-compile: {tool} (built {built})")
     prepared = {}
     for name, directory, model, batch, model_lengths, modes in models:
-        weights, compile_seconds = prepare(directory, model, batch, model_lengths, modes)
+        weights, compile_seconds = prepare(directory, model, batch, model_lengths, modes,
+                                           args.dtype)
         # Every weight is read once per forward, but the (untied) embedding
         # table: only its rows for the tokens.
-        weight_bytes = 4 * sum(a.size for key, a in weights.items()
+        width = 4 if args.dtype == "f32" else 2
+        weight_bytes = width * sum(a.size for key, a in weights.items()
                                if key != "model.embed_tokens.weight")
         prepared[name] = weight_bytes
         print(f"model {name}: {json.dumps(model)}, batch {batch}, "
-              f"{sum(a.size for a in weights.values()) / 1e6:.0f}M weights (f32), "
+              f"{sum(a.size for a in weights.values()) / 1e6:.0f}M weights ({args.dtype}), "
               f"{weight_bytes / 1e9:.2f} GB read per forward, compiled in "
               f"{compile_seconds:.1f} s")
     sgemm = runner.sgemm()
@@ -244,7 +267,8 @@ def main():
                 torch_seconds = None
                 for impl in ("torch", "tfm"):
                     result, why = runner.run([sys.executable, BENCH / "model.py", "worker",
-                                              impl, directory, logits, length, reps])
+                                              impl, directory, logits, length, reps,
+                                              args.dtype])
                     head = f"{name:<8} {length:>4} {logits:<6} {impl:<6}"
                     if not result:
                         print(f"{head} {why}")
@@ -255,7 +279,8 @@ def main():
                         torch_seconds = seconds
                     elif torch_seconds:
                         error = logits_error(directory / "logits-tfm.npy",
-                                             directory / "logits-torch.npy", TOLERANCE)
+                                             directory / "logits-torch.npy",
+                                             TOLERANCE[args.dtype])
                     rate = work / seconds / 1e9
                     wrate = prepared[name] / seconds / 1e9
                     print(f"{head} {seconds * 1e3:>9.1f} {batch * length / seconds:>9.1f} "
@@ -278,6 +303,6 @@ def main():
 if __name__ == "__main__":
     if sys.argv[1:2] == ["worker"]:
         worker(sys.argv[2], pathlib.Path(sys.argv[3]), sys.argv[4], int(sys.argv[5]),
-               int(sys.argv[6]))
+               int(sys.argv[6]), sys.argv[7])
     else:
         main()

@@ -127,6 +127,17 @@ def TfmCPUTileProjectionsPass
     widened to f32 as they are packed, and row blocks of a non-f32 `a` as
     they are read.
 
+    With `bf16-dot` (the CPU target sets it where the CPU has AVX-512 BF16),
+    bf16 weights are packed as pairs instead, where `NR` is a whole number
+    of vectors and `K` of 32-step panels: `wt[kp, n]` holds w[n, k0 + 2kp]
+    and w[n, k0 + 2kp + 1] in one 32-bit element (16 x 32 reads, bitcast and
+    transposed), `KC` the largest multiple of 32 up to 128 that divides
+    `K`. The `MR x NR` block keeps `MR x NR/16` accumulators across the
+    `KC/2` pair steps; each step broadcasts a row's pair of `a` (rounded to
+    bf16 as its block is read) to every lane and adds the products of 16
+    pairs per accumulator with one `x86vector.avx512.dot` (`vdpbf16ps`):
+    twice the multiply-adds of an f32 FMA, and half the packed bytes.
+
     Fewer rows than `MR` (a decode step, known only at run time: an
     `scf.if` picks the form) stream the weights instead, in place, each
     read once: threads over blocks of up to `4 MR` weight rows; for each row

@@ -15,7 +15,8 @@
 //           y[m0, n1 : +NR] += a[m0, k0 : +KC] · wt[:, n1 : +NR]
 //
 // Columns left over by whole NR-blocks (N % NR) get the same loops with
-// one narrower block, NR = NB = N % NR.
+// one narrower block, NR = NB = N % NR. With AVX-512 BF16 (bf16-dot), bf16
+// weights are packed as pairs of k for vdpbf16ps instead of widened.
 //
 //===----------------------------------------------------------------------===//
 
@@ -155,12 +156,199 @@ Value packScaled(OpBuilder &b, Location loc, Value w, Value scale, Value row,
       });
 }
 
+/// The packed form with AVX-512 BF16 dot products: f32 lanes that each add
+/// the products of a bf16 pair, so weights are packed as pairs of
+/// consecutive k, one 32-bit element per (k pair, column):
+/// packed[kp, n] = (w[n, k0 + 2kp], w[n, k0 + 2kp + 1]). The rows of `a`
+/// are rounded to bf16 (as the streamed dot form does) and each row's pair
+/// is broadcast to every lane.
+constexpr int64_t kPairLanes = 16;
+
+/// Whether a column block of `blocking` over the bf16 weights `w` can take
+/// the packed dot form: pairs of 16 whole columns and K in 32-step panels.
+bool canPackBF16Dot(Value w, const Blocking &blocking) {
+  auto type = cast<RankedTensorType>(w.getType());
+  return type.getElementType().isBF16() && type.getDimSize(1) % 32 == 0 &&
+         blocking.columns % kPairLanes == 0 && blocking.block % kPairLanes == 0;
+}
+
+/// w[row : +rows, k0 : +depth] (columns times `scale`[k0 : +depth], if
+/// any, rounded to bf16 again) as the [depth / 2, rows] i32 pairs above:
+/// 16 x 32 bf16 reads, bitcast to 16 x 16 pairs and transposed.
+Value packBF16Pairs(OpBuilder &builder, Location loc, Value w, Value scale,
+                    Value row, Value k0, int64_t rows, int64_t depth) {
+  Type bf16 = builder.getBF16Type(), i32 = builder.getI32Type();
+  auto index = [](OpBuilder &b, Location l, int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, l, value);
+  };
+  auto readType = VectorType::get({kPairLanes, 2 * kPairLanes}, bf16);
+  auto pairType = VectorType::get({kPairLanes, kPairLanes}, i32);
+  Value packed = tensor::EmptyOp::create(
+      builder, loc, ArrayRef<int64_t>{depth / 2, rows}, i32);
+  Value padding = arith::ConstantOp::create(builder, loc,
+                                            builder.getZeroAttr(bf16));
+  auto columnLoop = scf::ForOp::create(
+      builder, loc, index(builder, loc, 0), index(builder, loc, rows),
+      index(builder, loc, kPairLanes), ValueRange{packed},
+      [&](OpBuilder &cb, Location cl, Value n0, ValueRange columnCarried) {
+        auto pairLoop = scf::ForOp::create(
+            cb, cl, index(cb, cl, 0), index(cb, cl, depth / 2),
+            index(cb, cl, kPairLanes), columnCarried,
+            [&](OpBuilder &b, Location l, Value kp0, ValueRange carried) {
+              Value k = arith::AddIOp::create(
+                  b, l, k0,
+                  arith::MulIOp::create(b, l, kp0, index(b, l, 2)));
+              Value n = arith::AddIOp::create(b, l, row, n0);
+              Value values = vector::TransferReadOp::create(
+                  b, l, readType, w, ValueRange{n, k}, padding,
+                  ArrayRef<bool>{true, true});
+              if (scale) {
+                auto scaleType = VectorType::get(
+                    {2 * kPairLanes}, getElementTypeOrSelf(scale.getType()));
+                Value factors = vector::TransferReadOp::create(
+                    b, l, scaleType, scale, ValueRange{k},
+                    arith::ConstantOp::create(
+                        b, l, b.getZeroAttr(scaleType.getElementType())),
+                    ArrayRef<bool>{true});
+                auto wide = [&](Value v, VectorType type) -> Value {
+                  auto f32Type = type.clone(b.getF32Type());
+                  return type.getElementType().isF32()
+                             ? v
+                             : arith::ExtFOp::create(b, l, f32Type, v)
+                                   .getResult();
+                };
+                Value product = arith::MulFOp::create(
+                    b, l, wide(values, readType),
+                    vector::BroadcastOp::create(
+                        b, l, readType.clone(b.getF32Type()),
+                        wide(factors, scaleType)));
+                values = arith::TruncFOp::create(b, l, readType, product);
+              }
+              Value pairs = vector::BitCastOp::create(b, l, pairType, values);
+              Value transposed = vector::TransposeOp::create(
+                  b, l, pairs, ArrayRef<int64_t>{1, 0});
+              Value written = vector::TransferWriteOp::create(
+                                  b, l, transposed, carried[0],
+                                  ValueRange{kp0, n0},
+                                  ArrayRef<bool>{true, true})
+                                  .getResult();
+              scf::YieldOp::create(b, l, written);
+            });
+        scf::YieldOp::create(cb, cl, pairLoop.getResults());
+      });
+  return columnLoop.getResult(0);
+}
+
+/// `y` [M, NR] += a[m0 : M, k0 : +KC] · the pairs panel[:, n1 : +NR] over
+/// rows [begin, end) in steps of `rows`: rows x NR/16 accumulators in
+/// registers across the KC / 2 pair steps.
+Value dotRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
+                   Value n1, int64_t columns, Value y, Value k0, Value begin,
+                   Value end, int64_t rows) {
+  int64_t pairSteps = cast<RankedTensorType>(packed.getType()).getDimSize(0);
+  Type bf16 = builder.getBF16Type(), f32 = builder.getF32Type(),
+       i32 = builder.getI32Type();
+  auto index = [](OpBuilder &b, Location l, int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, l, value);
+  };
+  auto lanes = VectorType::get({kPairLanes}, f32);
+  auto pairVector = VectorType::get({kPairLanes}, i32);
+  auto bf16Vector = VectorType::get({2 * kPairLanes}, bf16);
+  int64_t vectors = columns / kPairLanes;
+  return scf::ForOp::create(
+             builder, loc, begin, end, index(builder, loc, rows),
+             ValueRange{y},
+             [&](OpBuilder &b, Location l, Value m0, ValueRange carried) {
+               LinalgBuilder lb(b, l);
+               // The rows' steps in bf16, [rows, KC].
+               Value tile = slice2D(b, l, a, m0, k0, b.getIndexAttr(rows),
+                                    b.getIndexAttr(2 * pairSteps));
+               if (!getElementTypeOrSelf(tile.getType()).isBF16())
+                 tile = lb.elementwise(
+                     {tile}, {lb.map(2, {0, 1})}, lb.sizesOf(tile), bf16,
+                     [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+                       return arith::TruncFOp::create(
+                           nb, nl, nb.getBF16Type(),
+                           LinalgBuilder::toF32(nb, nl, args[0]));
+                     });
+               Value zeroF32 = arith::ConstantOp::create(b, l,
+                                                         b.getZeroAttr(f32));
+               Value zeroBF16 = arith::ConstantOp::create(b, l,
+                                                          b.getZeroAttr(bf16));
+               Value zeroI32 = arith::ConstantOp::create(b, l,
+                                                         b.getZeroAttr(i32));
+               SmallVector<Value> sums;
+               for (int64_t i = 0; i < rows; ++i)
+                 for (int64_t j = 0; j < vectors; ++j)
+                   sums.push_back(vector::TransferReadOp::create(
+                       b, l, lanes, carried[0],
+                       ValueRange{arith::AddIOp::create(b, l, m0,
+                                                        index(b, l, i)),
+                                  index(b, l, j * kPairLanes)},
+                       zeroF32, ArrayRef<bool>{true}));
+               auto steps = scf::ForOp::create(
+                   b, l, index(b, l, 0), index(b, l, pairSteps),
+                   index(b, l, 1), sums,
+                   [&](OpBuilder &sb, Location sl, Value kp,
+                       ValueRange accumulators) {
+                     SmallVector<Value> weights;
+                     for (int64_t j = 0; j < vectors; ++j) {
+                       Value column = arith::AddIOp::create(
+                           sb, sl, n1, index(sb, sl, j * kPairLanes));
+                       weights.push_back(vector::BitCastOp::create(
+                           sb, sl, bf16Vector,
+                           vector::TransferReadOp::create(
+                               sb, sl, pairVector, packed,
+                               ValueRange{kp, column}, zeroI32,
+                               ArrayRef<bool>{true})));
+                     }
+                     Value k = arith::MulIOp::create(sb, sl, kp,
+                                                     index(sb, sl, 2));
+                     SmallVector<Value> next;
+                     for (int64_t i = 0; i < rows; ++i) {
+                       Value pair = vector::TransferReadOp::create(
+                           sb, sl, VectorType::get({2}, bf16), tile,
+                           ValueRange{index(sb, sl, i), k}, zeroBF16,
+                           ArrayRef<bool>{true});
+                       Value word = vector::BitCastOp::create(
+                           sb, sl, VectorType::get({1}, i32), pair);
+                       Value broadcast = vector::BitCastOp::create(
+                           sb, sl, bf16Vector,
+                           vector::BroadcastOp::create(sb, sl, pairVector,
+                                                       word));
+                       for (int64_t j = 0; j < vectors; ++j)
+                         next.push_back(x86vector::DotBF16Op::create(
+                             sb, sl, lanes, accumulators[i * vectors + j],
+                             broadcast, weights[j]));
+                     }
+                     scf::YieldOp::create(sb, sl, next);
+                   });
+               Value updated = carried[0];
+               for (int64_t i = 0; i < rows; ++i)
+                 for (int64_t j = 0; j < vectors; ++j)
+                   updated = vector::TransferWriteOp::create(
+                                 b, l, steps.getResult(i * vectors + j),
+                                 updated,
+                                 ValueRange{arith::AddIOp::create(
+                                                b, l, m0, index(b, l, i)),
+                                            index(b, l, j * kPairLanes)},
+                                 ArrayRef<bool>{true})
+                                 .getResult();
+               scf::YieldOp::create(b, l, updated);
+             })
+      .getResult(0);
+}
+
 /// The packed form of the file comment for one column block: Kᵀ panels
 /// packed to f32, MR x NR register blocks over the rows, then the rows left.
+/// With `pairs` (canPackBF16Dot), panels of bf16 pairs for dot products
+/// instead, KC the largest multiple of 32 up to 128 that divides K.
 Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
                         Value scale, Value init, Value nBlock,
-                        const Blocking &blocking) {
+                        const Blocking &blocking, bool pairs) {
   int64_t depth = cast<RankedTensorType>(w.getType()).getDimSize(1);
+  int64_t panelDepth =
+      pairs ? blockSize(depth, 32, kMaxPanelDepth) : blocking.depth;
   OpFoldResult rowCount = tensor::getMixedSize(builder, loc, a, 0);
   Value rowsValue = getValueOrCreateConstantIndexOp(builder, loc, rowCount);
   auto index = [&](OpBuilder &b, Location l, int64_t value) -> Value {
@@ -173,24 +361,32 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
                              index(builder, loc, blocking.rows)));
   auto kLoop = scf::ForOp::create(
       builder, loc, index(builder, loc, 0), index(builder, loc, depth),
-      index(builder, loc, blocking.depth), ValueRange{init},
+      index(builder, loc, panelDepth), ValueRange{init},
       [&](OpBuilder &b, Location l, Value k0, ValueRange carried) {
-        Value packed = packScaled(b, l, w, scale, nBlock, k0, blocking.block,
-                                  blocking.depth);
+        Value packed =
+            pairs ? packBF16Pairs(b, l, w, scale, nBlock, k0, blocking.block,
+                                  panelDepth)
+                  : packScaled(b, l, w, scale, nBlock, k0, blocking.block,
+                               panelDepth);
         auto nLoop = scf::ForOp::create(
             b, l, index(b, l, 0), index(b, l, blocking.block),
             index(b, l, blocking.columns), carried,
             [&](OpBuilder &nb, Location nl, Value n1, ValueRange inner) {
-              Value panel = slice2D(nb, nl, packed, nb.getIndexAttr(0), n1,
-                                    nb.getIndexAttr(blocking.depth),
-                                    nb.getIndexAttr(blocking.columns));
               Value strip = slice2D(nb, nl, inner[0], nb.getIndexAttr(0), n1,
                                     rowCount,
                                     nb.getIndexAttr(blocking.columns));
-              strip = rowBlocks(nb, nl, a, panel, strip, k0, index(nb, nl, 0),
-                                fullRows, blocking.rows);
-              strip = rowBlocks(nb, nl, a, panel, strip, k0, fullRows,
-                                rowsValue, 1);
+              auto rowsFrom = [&](Value begin, Value end, int64_t rows) {
+                if (pairs)
+                  return dotRowBlocks(nb, nl, a, packed, n1, blocking.columns,
+                                      strip, k0, begin, end, rows);
+                Value panel = slice2D(nb, nl, packed, nb.getIndexAttr(0), n1,
+                                      nb.getIndexAttr(panelDepth),
+                                      nb.getIndexAttr(blocking.columns));
+                return rowBlocks(nb, nl, a, panel, strip, k0, begin, end,
+                                 rows);
+              };
+              strip = rowsFrom(index(nb, nl, 0), fullRows, blocking.rows);
+              strip = rowsFrom(fullRows, rowsValue, 1);
               scf::YieldOp::create(
                   nb, nl,
                   insert2D(nb, nl, strip, inner[0], nb.getIndexAttr(0), n1,
@@ -584,12 +780,14 @@ void tileProjectionGroup(RewriterBase &rewriter, ProjectionGroup &group,
                            tailBlock, tailFn);
     scf::YieldOp::create(rewriter, l, result);
   };
-  auto packedWith = [](const Blocking &blocking) {
-    return [blocking](OpBuilder &b, Location l, Value a,
-                      linalg::GenericOp projection, Value init, Value nBlock) {
-      return packedColumnBlock(b, l, a, projection.getDpsInputs()[1],
-                               columnScaleOf(projection), init, nBlock,
-                               blocking);
+  auto packedWith = [bf16Dot](const Blocking &blocking) {
+    return [blocking, bf16Dot](OpBuilder &b, Location l, Value a,
+                               linalg::GenericOp projection, Value init,
+                               Value nBlock) {
+      Value w = projection.getDpsInputs()[1];
+      return packedColumnBlock(b, l, a, w, columnScaleOf(projection), init,
+                               nBlock, blocking,
+                               bf16Dot && canPackBF16Dot(w, blocking));
     };
   };
   auto streamed = [lanes, bf16Dot](OpBuilder &b, Location l, Value a,
@@ -608,7 +806,15 @@ void tileProjectionGroup(RewriterBase &rewriter, ProjectionGroup &group,
   // Up to 4 register blocks of weight rows per thread iteration when
   // streaming: a block stays in L1/L2 across the rows of `a`, and N = 2048
   // gives 64 of them to share out.
+  // A register-rows that divides no part of N (12 against 2048) falls back
+  // to the largest divisor of N up to the same limit.
+  // A register-rows that divides no part of N (12 against 2048) falls back
+  // to the largest divisor of N up to the same limit.
   int64_t streamBlock = blockSize(mainColumns, main.rows, 4 * main.rows);
+  if (!streamBlock)
+    streamBlock = blockSize(mainColumns, 1, 4 * main.rows);
+  if (!streamBlock)
+    streamBlock = blockSize(mainColumns, 1, 4 * main.rows);
   int64_t tailBlock = tail ? tail->block : 0;
   // Fewer rows than a register block (a decode step) stream the weights
   // instead: packing them would cost more than the products.

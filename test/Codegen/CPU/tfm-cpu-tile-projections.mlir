@@ -9,6 +9,7 @@
 // BAD: error: vector-width and register-rows must be positive, got vector-width=16 register-rows=0
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tfm-cpu-tile-projections{bf16-dot=2}))' 2>&1 | FileCheck %s --check-prefix=BAD-DOT
 // BAD-DOT: error: bf16-dot must be 0 or 1, got 2
+// RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-tile-projections{register-rows=12}),canonicalize,cse)' | FileCheck %s --check-prefix=ROWS12
 
 // A projection over a run-time number of rows: fewer rows than a register
 // block (a decode step) stream the weights (next case); otherwise threads
@@ -53,6 +54,12 @@ func.func @dynamic_rows(%x: tensor<?x?x256xf32>, %w: tensor<512x256xf32>) -> ten
 // The streamed form of a decode step: threads over blocks of 32 weight rows
 // (4 register blocks), read in place; for each row of x, 16-lane partial
 // dot products with every weight row of the block, then their lane sums.
+// With 12 register rows, no multiple of 12 up to 48 divides N = 512: the
+// streamed blocks take the largest divisor up to 48 instead.
+// ROWS12-LABEL: func.func @few_rows_stream_weights
+// ROWS12: arith.cmpi ult, %{{.+}}, %c12
+// ROWS12: scf.forall (%[[J:.+]]) in (16)
+// ROWS12: arith.muli %[[J]], %c32
 // CHECK-LABEL: func.func @few_rows_stream_weights
 // CHECK-SAME: (%[[X:.+]]: tensor<?x256xf32>, %[[W:.+]]: tensor<512x256xf32>)
 // CHECK: scf.if
@@ -82,7 +89,11 @@ func.func @few_rows_stream_weights(%x: tensor<?x256xf32>, %w: tensor<512x256xf32
 // CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x64xf32>, tensor<64x32xf32>)
 // With bf16-dot (AVX-512 BF16), a decode step's bf16 rows (here already
 // bf16: the rounding folds away) and weights go through dot products of 32
-// pairs, 8 weight rows at a time; the packed form is unchanged.
+// pairs, 8 weight rows at a time. The packed form packs the weights as
+// pairs of k, one i32 per (pair, column), and keeps 8 x 2 accumulators
+// across the 32 pair steps of K = 64, each step a row's pair broadcast to
+// every lane; the rows left take 1 x 2. (One column block and one panel:
+// no thread or K loop.)
 // DOT-LABEL: func.func @bf16_weights
 // DOT: scf.if
 // DOT: scf.forall
@@ -91,7 +102,20 @@ func.func @few_rows_stream_weights(%x: tensor<?x256xf32>, %w: tensor<512x256xf32
 // DOT-COUNT-8: x86vector.avx512.dot {{.+}} : vector<32xbf16> -> vector<16xf32>
 // DOT: vector.reduction <add>
 // DOT: } else {
-// DOT-NOT: x86vector.avx512.dot
+// DOT: %[[PAIRS:.+]] = scf.for {{.+}} -> (tensor<32x96xi32>)
+// DOT: vector.transfer_read %{{.+}} : tensor<96x64xbf16>, vector<16x32xbf16>
+// DOT: vector.bitcast %{{.+}} : vector<16x32xbf16> to vector<16x16xi32>
+// DOT: vector.transpose %{{.+}}, [1, 0] : vector<16x16xi32> to vector<16x16xi32>
+// DOT: scf.for {{.+}} step %c32 iter_args
+// DOT: scf.for {{.+}} step %c8 iter_args
+// DOT: scf.for {{.+}} = %c0 to %c32 step %c1 iter_args({{.+}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// DOT: vector.transfer_read %[[PAIRS]]{{.+}} : tensor<32x96xi32>, vector<16xi32>
+// DOT: vector.bitcast %{{.+}} : vector<2xbf16> to vector<1xi32>
+// DOT: vector.broadcast %{{.+}} : vector<1xi32> to vector<16xi32>
+// DOT-COUNT-16: x86vector.avx512.dot
+// DOT: scf.for {{.+}} step %c1 iter_args
+// DOT: scf.for {{.+}} = %c0 to %c32 step %c1 iter_args(%{{[^,]+}}, %{{[^,]+}}) -> (vector<16xf32>, vector<16xf32>)
+// DOT-COUNT-2: x86vector.avx512.dot
 // DOT: return
 func.func @bf16_weights(%x: tensor<?x64xbf16>, %w: tensor<96x64xbf16>) -> tensor<?x96xbf16> {
   %y = tfm.linear %x, %w : (tensor<?x64xbf16>, tensor<96x64xbf16>) -> tensor<?x96xbf16>

@@ -38,7 +38,8 @@ for k, n in shapes:
                   [(x, "f32"), (w, "f32"), (b, "f32")],
                   reference.linear(x, w, b), "f32", entry=name)
 
-# bf16 inputs and weights, widened as they are packed and read.
+# bf16 inputs and weights: packed as pairs for AVX-512 BF16 dot products
+# where the CPU has them, else widened as they are packed and read.
 k, n = 256, 320
 x, w = rng.standard_normal((2, 65, k)), rng.standard_normal((n, k)) / np.sqrt(k)
 suite.add_op("linear_bf16_m130", "tfm.linear %a0, %a1",
@@ -47,9 +48,11 @@ suite.add_op("linear_bf16_m130", "tfm.linear %a0, %a1",
              types=[tensor((None, None, k), "bf16"), tensor((n, k), "bf16")])
 # bf16 rows of a decode step (M = 1 and 7) stream the weights: through
 # AVX-512 BF16 dot products where the CPU has them (32 weights a step, 8
-# weight rows at a time), else widened to f32: K = 256 (whole dot steps),
-# K = 80 (not: widened), N = 101 (a 5-column tail block: widened).
-for k, n in [(256, 320), (80, 96), (256, 101)]:
+# weight rows at a time), else widened to f32. More rows (M = 43, 130) pack
+# them, as pairs for the dot products where they apply. K = 256 (whole dot
+# steps; two 128-step panels), K = 80 (not: widened), N = 101 (a 5-column
+# tail block: widened), K = 96 (one 96-step panel of pairs).
+for k, n in [(256, 320), (80, 96), (256, 101), (96, 160)]:
     w = rng.standard_normal((n, k)) / np.sqrt(k)
     name = f"linear_bf16_{k}_to_{n}"
     types = [tensor((None, None, k), "bf16"), tensor((n, k), "bf16")]
@@ -58,7 +61,7 @@ for k, n in [(256, 320), (80, 96), (256, 101)]:
                 f"  %r = tfm.linear %x, %w : ({', '.join(types)}) -> "
                 f"{tensor((None, None, n), 'bf16')}\n"
                 f"  return %r : {tensor((None, None, n), 'bf16')}\n}}")
-    for i, rows in enumerate([1, 7]):
+    for i, rows in enumerate([1, 7, 43, 130]):
         x = rng.standard_normal((1, rows, k)) * 3.0
         suite.add(f"{name}_m{rows}", function if i == 0 else None,
                   [(x, "bf16"), (w, "bf16")],
