@@ -72,7 +72,8 @@ def torch_weights(weights, dtype):
 def torch_logits(config, w, ids, positions, logits="all"):
     """The Hugging Face LLaMA forward pass, written out in PyTorch in the
     dtype of the weights `w` (torch_weights); with `logits="last"`, the last
-    layer's output projection, FFN and LM head on the last position only."""
+    layer's output projection, FFN and LM head on the last position only.
+    Returns a tensor of that dtype."""
     import torch
 
     torch_dtype = w["model.embed_tokens.weight"].dtype
@@ -114,7 +115,7 @@ def torch_logits(config, w, ids, positions, logits="all"):
             gate = torch.nn.functional.silu(h @ w[p + "mlp.gate_proj.weight"].T)
             x = x + (gate * (h @ w[p + "mlp.up_proj.weight"].T)) @ w[p + "mlp.down_proj.weight"].T
         head = w.get("lm_head.weight", w["model.embed_tokens.weight"])  # tied
-        return (norm(x, w["model.norm.weight"]) @ head.T).float().numpy()
+        return norm(x, w["model.norm.weight"]) @ head.T
 
 
 def worker(impl, directory, logits, length, reps, dtype):
@@ -136,12 +137,14 @@ def worker(impl, directory, logits, length, reps, dtype):
         w = torch_weights(weights, dtype)
         del weights
         call = lambda: torch_logits(config, w, ids, positions, logits)  # noqa: E731
+        to_f32 = lambda t: t.float().numpy()  # noqa: E731
     else:
         forward = runtime.Library(directory / f"model-{logits}-{dtype}.so")["forward"]
         convert = runtime.to_bf16 if dtype == "bf16" else (lambda a: a)
         bound = forward.bind(ids, positions,
                              *[convert(weights[s["name"]]) for s in forward.inputs[2:]])
-        call = (lambda: runtime.from_bf16(bound())) if dtype == "bf16" else bound
+        call = bound
+        to_f32 = runtime.from_bf16 if dtype == "bf16" else (lambda a: a)
         del weights
     # The peak from here: converting the weights (bf16) must not count.
     pathlib.Path("/proc/self/clear_refs").write_text("5")
@@ -153,7 +156,8 @@ def worker(impl, directory, logits, length, reps, dtype):
         call()
         seconds.append(time.perf_counter() - start)
     extra = status_kib("VmHWM") - base
-    np.save(directory / f"logits-{impl}.npy", np.asarray(result, np.float32))
+    # Widened to f32 outside the timed calls and the RSS peak.
+    np.save(directory / f"logits-{impl}.npy", to_f32(result))
     print(f"model seconds={np.median(seconds):.6f} reps={reps} kernels={kernels} "
           f"rss_extra_kib={extra}")
 
