@@ -79,32 +79,50 @@ namespace {
 
 /// The next token from one row of logits: the argmax, or a draw from the
 /// tempered distribution restricted to the top-k tokens and the smallest
-/// set whose probabilities reach top-p (Hugging Face's order).
-int64_t sample(std::vector<double> logits, const GenerationOptions &options,
-               std::mt19937_64 &rng) {
+/// set whose probabilities reach top-p (Hugging Face's order). Only what
+/// the filters need is ordered: the top k are selected in linear time, and
+/// top-p sorts the leading candidates in growing chunks until their mass
+/// reaches it, not the whole vocabulary per token.
+int64_t sample(const std::vector<double> &logits,
+               const GenerationOptions &options, std::mt19937_64 &rng) {
   if (options.temperature == 0)
     return std::max_element(logits.begin(), logits.end()) - logits.begin();
+  auto before = [&](int64_t a, int64_t b) {
+    return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
+  };
   std::vector<int64_t> order(logits.size());
   std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
-  });
+  if (options.topK && *options.topK < static_cast<int64_t>(order.size())) {
+    std::nth_element(order.begin(), order.begin() + *options.topK, order.end(),
+                     before);
+    order.resize(*options.topK);
+  }
+  double top = logits[*std::min_element(order.begin(), order.end(), before)] /
+               options.temperature;
+  auto weight = [&](int64_t id) {
+    return std::exp(logits[id] / options.temperature - top);
+  };
+  double total = 0;
+  for (int64_t id : order)
+    total += weight(id);
   size_t keep = order.size();
-  if (options.topK)
-    keep = std::min<size_t>(keep, *options.topK);
-  std::vector<double> probabilities(keep);
-  double top = logits[order[0]] / options.temperature, total = 0;
-  for (size_t i = 0; i < keep; ++i)
-    total += probabilities[i] =
-        std::exp(logits[order[i]] / options.temperature - top);
   if (options.topP) {
     double mass = 0;
-    size_t kept = 0;
-    while (kept < keep && mass < *options.topP * total)
-      mass += probabilities[kept++];
+    size_t kept = 0, sorted = 0;
+    while (kept < keep && mass < *options.topP * total) {
+      if (kept == sorted) {
+        size_t next = std::min(keep, std::max<size_t>(64, 4 * sorted));
+        std::partial_sort(order.begin() + sorted, order.begin() + next,
+                          order.end(), before);
+        sorted = next;
+      }
+      mass += weight(order[kept++]);
+    }
     keep = std::max<size_t>(kept, 1);
-    probabilities.resize(keep);
   }
+  std::vector<double> probabilities(keep);
+  for (size_t i = 0; i < keep; ++i)
+    probabilities[i] = weight(order[i]);
   std::discrete_distribution<size_t> draw(probabilities.begin(),
                                           probabilities.end());
   return order[draw(rng)];
