@@ -165,6 +165,19 @@ def TfmCPUTileProjectionsPass
       linears);
     - `o_proj` and `down_proj` with the residual added to them.
 
+    Siblings (`fuse-siblings`, on by default). Projections (with their
+    epilogues) of the same rows, blocked alike without a column tail, each
+    writing a fresh buffer (q, k and v; their RMSNorm row scale) take one
+    loop over all their column blocks: the blocks lie side by side in one
+    `[M, N_q + N_k + N_v]` buffer, an `scf.index_switch` on the block picks
+    the weights (no run-time concatenation of them), and each result is a
+    column view of the buffer. `NB` is the largest multiple of `NR` up to
+    128 that divides every `N`. One parallel loop instead of three: with
+    more threads than `k`'s or `v`'s blocks (2 at `N` = 256), the separate
+    loops left the other threads idle. What the later siblings read is
+    moved before the first one, where the loop goes; a sibling whose
+    producers have side effects keeps a loop of its own.
+
     Elementwise ops over `[B, S, N]` views of a projection's result are
     first collapsed to `[M, N]` (upstream's fold-reshape-by-collapsing
     patterns, limited to those ops) so that they qualify.
@@ -175,7 +188,10 @@ def TfmCPUTileProjectionsPass
   let options = [
     Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
            "Compute the elementwise op that alone reads projections inside "
-           "their column blocks">
+           "their column blocks">,
+    Option<"fuseSiblings", "fuse-siblings", "bool", /*default=*/"true",
+           "Compute projections of the same rows (q, k and v) in one "
+           "parallel loop over all their column blocks">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",

@@ -40,6 +40,9 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+#include <numeric>
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMCPUTILEPROJECTIONSPASS
@@ -603,11 +606,11 @@ Value fillValueOf(linalg::GenericOp projection) {
 }
 
 /// The [M, NB] block at column nBlock of `group`'s result, with `out` the
-/// same block of the buffer it is written to: each projection's block (in
-/// `out` itself without an epilogue), then the epilogue tiled to it.
+/// block of the buffer it is written to: each projection's block (in `out`
+/// itself without an epilogue), then the epilogue tiled to it, writing
+/// `out`.
 Value groupColumnBlock(OpBuilder &b, Location loc, ProjectionGroup &group,
-                       Value shared, Value out, Value nBlock,
-                       ColumnBlockFn columnBlock) {
+                       Value out, Value nBlock, ColumnBlockFn columnBlock) {
   Value a = group.rows();
   OpFoldResult rowCount = tensor::getMixedSize(b, loc, a, 0);
   int64_t block = cast<RankedTensorType>(out.getType()).getDimSize(1);
@@ -647,19 +650,22 @@ Value groupColumnBlock(OpBuilder &b, Location loc, ProjectionGroup &group,
                columnBlock(b, loc, a, projection,
                            initialBlock(projection, target), nBlock));
   }
-  // The epilogue on this block: a copy writing into the shared buffer,
-  // tiled, with its reads of the projections' results replaced by their
-  // blocks.
-  IRMapping intoShared;
-  intoShared.map(group.epilogue.getDpsInits()[0], shared);
-  Operation *whole = b.clone(*group.epilogue, intoShared);
+  // The epilogue on this block: a copy, tiled, with its reads of the
+  // projections' results replaced by their blocks and its output by `out`
+  // (the same block of the loops' buffer, which starts as its init).
+  Operation *whole = b.clone(*group.epilogue);
   FailureOr<TilingResult> tiled =
       cast<TilingInterface>(whole).getTiledImplementation(
           b, ArrayRef<OpFoldResult>{b.getIndexAttr(0), nBlock},
           ArrayRef<OpFoldResult>{rowCount, b.getIndexAttr(block)});
   whole->erase();
   assert(succeeded(tiled) && "an elementwise linalg op tiles");
-  Operation *tiledEpilogue = tiled->tiledOps.front();
+  auto tiledEpilogue = cast<linalg::GenericOp>(tiled->tiledOps.front());
+  OpOperand *init = tiledEpilogue.getDpsInitOperand(0);
+  Operation *initSlice = init->get().getDefiningOp();
+  init->set(out);
+  if (initSlice && initSlice->use_empty())
+    initSlice->erase();
   for (OpOperand &operand : tiledEpilogue->getOpOperands()) {
     auto slice = operand.get().getDefiningOp<tensor::ExtractSliceOp>();
     if (Value projected = slice ? blocks.lookupOrNull(slice.getSource())
@@ -671,59 +677,116 @@ Value groupColumnBlock(OpBuilder &b, Location loc, ProjectionGroup &group,
   return tiledEpilogue->getResult(0);
 }
 
-/// The loops of the file comment over columns [n0, n0 + count) of `group`
-/// (count a multiple of `block`): threads over column blocks, each computed
-/// by `columnBlock` and written into its part of `shared`. Returns the
-/// updated `shared`.
+/// Columns [begin, begin + count) of the loops' buffer: the columns
+/// [row0, row0 + count) of `group`'s result (its weight rows).
+struct ColumnRange {
+  ProjectionGroup *group;
+  int64_t begin, count, row0;
+};
+
+/// The loops of the file comment over contiguous column ranges of the
+/// loops' buffer `shared` (each count a multiple of `block`): threads over
+/// column blocks, each computed by `columnBlock` for the group its range
+/// names (an scf.index_switch where there are several) and written into
+/// its part of `shared`. Returns the updated `shared`.
 Value tileColumns(RewriterBase &rewriter, Location loc,
-                  ProjectionGroup &group, Value shared, int64_t block,
-                  int64_t n0, int64_t count, ColumnBlockFn columnBlock) {
-  OpFoldResult rowCount = tensor::getMixedSize(rewriter, loc, group.rows(), 0);
+                  ArrayRef<ColumnRange> ranges, Value shared, int64_t block,
+                  ColumnBlockFn columnBlock) {
+  OpFoldResult rowCount =
+      tensor::getMixedSize(rewriter, loc, ranges.front().group->rows(), 0);
+  int64_t blocks = 0;
+  SmallVector<int64_t> firstBlocks;
+  for (const ColumnRange &range : ranges) {
+    firstBlocks.push_back(blocks);
+    blocks += range.count / block;
+  }
+  auto index = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(rewriter, loc, value);
+  };
   auto forall = scf::ForallOp::create(
       rewriter, withStaticSchedule(loc),
-      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(count / block)},
-      ValueRange{shared}, std::nullopt);
+      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(blocks)}, ValueRange{shared},
+      std::nullopt);
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(forall.getBody()->getTerminator());
-  Value nBlock = arith::AddIOp::create(
-      rewriter, loc,
-      arith::MulIOp::create(rewriter, loc, forall.getInductionVar(0),
-                            arith::ConstantIndexOp::create(rewriter, loc, block)),
-      arith::ConstantIndexOp::create(rewriter, loc, n0));
+  Value j = forall.getInductionVar(0);
+  Value nShared = arith::AddIOp::create(
+      rewriter, loc, arith::MulIOp::create(rewriter, loc, j, index(block)),
+      index(ranges.front().begin));
   Value sharedBlock = forall.getRegionIterArgs()[0];
   Value out = slice2D(rewriter, loc, sharedBlock, rewriter.getIndexAttr(0),
-                      nBlock, rowCount, rewriter.getIndexAttr(block));
-  Value result = groupColumnBlock(rewriter, loc, group, sharedBlock, out,
-                                  nBlock, columnBlock);
+                      nShared, rowCount, rewriter.getIndexAttr(block));
+  auto blockOf = [&](const ColumnRange &range) {
+    Value nBlock = arith::AddIOp::create(rewriter, loc, nShared,
+                                         index(range.row0 - range.begin));
+    return groupColumnBlock(rewriter, loc, *range.group, out, nBlock,
+                            columnBlock);
+  };
+  Value result;
+  if (ranges.size() == 1) {
+    result = blockOf(ranges.front());
+  } else {
+    // The range of block j: how many later ranges start at or before it.
+    Value which = index(0);
+    for (int64_t i = 1, e = ranges.size(); i < e; ++i) {
+      Value reached = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::uge, j, index(firstBlocks[i]));
+      which = arith::AddIOp::create(
+          rewriter, loc, which,
+          arith::SelectOp::create(rewriter, loc, reached, index(1), index(0)));
+    }
+    SmallVector<int64_t> cases =
+        llvm::to_vector(llvm::seq<int64_t>(0, ranges.size() - 1));
+    auto choice = scf::IndexSwitchOp::create(
+        rewriter, loc, TypeRange{out.getType()}, which, cases, cases.size());
+    for (auto [i, range] : llvm::enumerate(ranges)) {
+      Region &region = i + 1 < ranges.size() ? choice.getCaseRegions()[i]
+                                             : choice.getDefaultRegion();
+      rewriter.setInsertionPointToStart(&region.emplaceBlock());
+      scf::YieldOp::create(rewriter, loc, blockOf(range));
+    }
+    rewriter.setInsertionPointAfter(choice);
+    result = choice.getResult(0);
+  }
   rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
   OpFoldResult one = rewriter.getIndexAttr(1);
   tensor::ParallelInsertSliceOp::create(
       rewriter, loc, result, sharedBlock,
-      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0), nBlock},
+      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0), nShared},
       ArrayRef<OpFoldResult>{rowCount, rewriter.getIndexAttr(block)},
       ArrayRef<OpFoldResult>{one, one});
   return forall.getResult(0);
 }
 
 /// For a result that an entry point writes into its caller's buffer as a
-/// [B, S, N] view (the logits): the [M, N] view of that buffer, so that the
+/// [B, S, N] view (the logits), the op that writes it (callerDestination),
+/// and the [M, N] view of that buffer (outputView), so that the
 /// loops write there directly; else null (the result gets a buffer of its
 /// own, which would then be copied out: 65 MB of logits at S = 512).
 /// eliminate-empty-tensors does not see through the reshape.
-Value outputView(RewriterBase &rewriter, linalg::GenericOp root) {
+bufferization::MaterializeInDestinationOp
+callerDestination(linalg::GenericOp root) {
   Value result = root->getResult(0);
   if (!result.hasOneUse())
-    return Value();
+    return {};
   auto expand = dyn_cast<tensor::ExpandShapeOp>(*result.getUsers().begin());
   if (!expand || !expand->hasOneUse())
-    return Value();
+    return {};
   auto materialize = dyn_cast<bufferization::MaterializeInDestinationOp>(
       *expand->getUsers().begin());
   if (!materialize || !materialize.getRestrict() ||
       !materialize.getWritable() ||
       !isa<BlockArgument>(materialize.getDest()) ||
       materialize.getSource() != expand.getResult())
+    return {};
+  return materialize;
+}
+
+Value outputView(RewriterBase &rewriter, linalg::GenericOp root) {
+  auto materialize = callerDestination(root);
+  if (!materialize)
     return Value();
+  auto expand = materialize.getSource().getDefiningOp<tensor::ExpandShapeOp>();
   Location loc = root.getLoc();
   Value caller = bufferization::ToTensorOp::create(
       rewriter, loc, expand.getResultType(), materialize.getDest(),
@@ -732,52 +795,77 @@ Value outputView(RewriterBase &rewriter, linalg::GenericOp root) {
                                          expand.getReassociationIndices());
 }
 
-/// Replaces `group` by the loops of the file comment: over the columns that
-/// whole `main` blocks cover, then, where N has columns left (a vocabulary
-/// of 1000 with 32-column blocks), over those with `tail`; or, for fewer
-/// rows than a register block, by the streamed form.
-void tileProjectionGroup(RewriterBase &rewriter, ProjectionGroup &group,
-                         const Blocking &main, std::optional<Blocking> tail,
-                         int64_t lanes, bool bf16Dot) {
-  linalg::GenericOp root = group.root();
+/// Replaces `groups` by the loops of the file comment. One group: over the
+/// columns that whole `main` blocks cover, then, where N has columns left
+/// (a vocabulary of 1000 with 32-column blocks), over those with `tail`.
+/// Several (siblings over the same rows, without tails): over all their
+/// columns in one loop, side by side in one buffer, each group's result a
+/// column view of it. For fewer rows than a register block, the streamed
+/// form.
+void tileProjectionGroups(RewriterBase &rewriter,
+                          MutableArrayRef<ProjectionGroup> groups,
+                          const Blocking &main, std::optional<Blocking> tail,
+                          int64_t lanes, bool bf16Dot) {
+  ProjectionGroup &first = groups.front();
+  linalg::GenericOp root = first.root();
   Location loc = root.getLoc();
   rewriter.setInsertionPoint(root);
+  auto columnsOf = [](ProjectionGroup &group) {
+    Value w = group.projections.front().getDpsInputs()[1];
+    return cast<RankedTensorType>(w.getType()).getDimSize(0);
+  };
   // The loops write into a buffer of their own: an alloc_tensor, which CSE
   // never merges with another projection's (a shared tensor.empty would
   // make bufferization copy one of them). A projection's filled init is
   // filled block by block, by the thread that owns the block.
-  Value shared = root.getDpsInits()[0];
-  if (!group.epilogue)
-    if (auto fill = shared.getDefiningOp<linalg::FillOp>())
-      shared = fill.getOutputs()[0];
-  if (auto collapse = shared.getDefiningOp<tensor::CollapseShapeOp>())
-    if (collapse.getSrc().getDefiningOp<tensor::EmptyOp>())
-      shared = collapse.getSrc(); // the [M, N] view of a [B, S, N] epilogue
-  if (Value output = outputView(rewriter, root)) {
-    shared = output;
-  } else if (shared.getDefiningOp<tensor::EmptyOp>()) {
-    auto type = cast<RankedTensorType>(root->getResult(0).getType());
+  auto rootType = cast<RankedTensorType>(root->getResult(0).getType());
+  auto allocate = [&](int64_t columns) -> Value {
     SmallVector<Value> rowCount;
-    if (type.isDynamicDim(0))
-      rowCount.push_back(tensor::DimOp::create(rewriter, loc, group.rows(), 0));
-    shared = bufferization::AllocTensorOp::create(rewriter, loc, type, rowCount);
+    if (rootType.isDynamicDim(0))
+      rowCount.push_back(tensor::DimOp::create(rewriter, loc, first.rows(), 0));
+    return bufferization::AllocTensorOp::create(
+        rewriter, loc, rootType.clone({rootType.getDimSize(0), columns}),
+        rowCount);
+  };
+  Value shared;
+  SmallVector<ColumnRange> mainRanges, tailRanges;
+  int64_t columns = 0;
+  if (groups.size() == 1) {
+    columns = columnsOf(first);
+    int64_t mainColumns = tail ? columns - tail->block : columns;
+    if (mainColumns)
+      mainRanges.push_back({&first, 0, mainColumns, 0});
+    if (tail)
+      tailRanges.push_back({&first, mainColumns, tail->block, mainColumns});
+    shared = root.getDpsInits()[0];
+    if (!first.epilogue)
+      if (auto fill = shared.getDefiningOp<linalg::FillOp>())
+        shared = fill.getOutputs()[0];
+    if (auto collapse = shared.getDefiningOp<tensor::CollapseShapeOp>())
+      if (collapse.getSrc().getDefiningOp<tensor::EmptyOp>())
+        shared = collapse.getSrc(); // the [M, N] view of a [B, S, N] epilogue
+    if (Value output = outputView(rewriter, root))
+      shared = output;
+    else if (shared.getDefiningOp<tensor::EmptyOp>())
+      shared = allocate(columns);
+  } else {
+    for (ProjectionGroup &group : groups) {
+      mainRanges.push_back({&group, columns, columnsOf(group), 0});
+      columns += mainRanges.back().count;
+    }
+    shared = allocate(columns);
   }
 
-  Value w = group.projections.front().getDpsInputs()[1];
-  int64_t columns = cast<RankedTensorType>(w.getType()).getDimSize(0);
-  int64_t mainColumns = tail ? columns - tail->block : columns;
   auto loops = [&](OpBuilder &b, Location l, int64_t mainBlock,
                    int64_t tailBlock, ColumnBlockFn mainFn,
                    ColumnBlockFn tailFn) {
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPoint(b.getInsertionBlock(), b.getInsertionPoint());
     Value result = shared;
-    if (mainColumns)
-      result = tileColumns(rewriter, l, group, result, mainBlock, 0,
-                           mainColumns, mainFn);
-    if (tail)
-      result = tileColumns(rewriter, l, group, result, tailBlock, mainColumns,
-                           tailBlock, tailFn);
+    if (!mainRanges.empty())
+      result = tileColumns(rewriter, l, mainRanges, result, mainBlock, mainFn);
+    if (!tailRanges.empty())
+      result = tileColumns(rewriter, l, tailRanges, result, tailBlock, tailFn);
     scf::YieldOp::create(rewriter, l, result);
   };
   auto packedWith = [bf16Dot](const Blocking &blocking) {
@@ -805,20 +893,18 @@ void tileProjectionGroup(RewriterBase &rewriter, ProjectionGroup &group,
   auto packedTail = packedWith(tail ? *tail : main);
   // Up to 4 register blocks of weight rows per thread iteration when
   // streaming: a block stays in L1/L2 across the rows of `a`, and N = 2048
-  // gives 64 of them to share out.
-  // A register-rows that divides no part of N (12 against 2048) falls back
-  // to the largest divisor of N up to the same limit.
-  // A register-rows that divides no part of N (12 against 2048) falls back
-  // to the largest divisor of N up to the same limit.
-  int64_t streamBlock = blockSize(mainColumns, main.rows, 4 * main.rows);
+  // gives 64 of them to share out. A register-rows that divides no part of
+  // every range (12 against 2048) falls back to the largest divisor.
+  int64_t common = 0;
+  for (const ColumnRange &range : mainRanges)
+    common = std::gcd(common, range.count);
+  int64_t streamBlock = blockSize(common, main.rows, 4 * main.rows);
   if (!streamBlock)
-    streamBlock = blockSize(mainColumns, 1, 4 * main.rows);
-  if (!streamBlock)
-    streamBlock = blockSize(mainColumns, 1, 4 * main.rows);
+    streamBlock = blockSize(common, 1, 4 * main.rows);
   int64_t tailBlock = tail ? tail->block : 0;
   // Fewer rows than a register block (a decode step) stream the weights
   // instead: packing them would cost more than the products.
-  Value rows = tensor::DimOp::create(rewriter, loc, group.rows(), 0);
+  Value rows = tensor::DimOp::create(rewriter, loc, first.rows(), 0);
   Value fewRows = arith::CmpIOp::create(
       rewriter, loc, arith::CmpIPredicate::ult, rows,
       arith::ConstantIndexOp::create(rewriter, loc, main.rows));
@@ -830,10 +916,23 @@ void tileProjectionGroup(RewriterBase &rewriter, ProjectionGroup &group,
       [&](OpBuilder &b, Location l) {
         loops(b, l, main.block, tailBlock, packedMain, packedTail);
       });
-  rewriter.replaceOp(root, branch.getResult(0));
-  if (group.epilogue)
-    for (linalg::GenericOp projection : group.projections)
-      rewriter.eraseOp(projection);
+  if (groups.size() == 1) {
+    rewriter.replaceOp(root, branch.getResult(0));
+  } else {
+    for (const ColumnRange &range : mainRanges) {
+      OpFoldResult rowCount =
+          tensor::getMixedSize(rewriter, loc, branch.getResult(0), 0);
+      rewriter.replaceOp(range.group->root(),
+                         slice2D(rewriter, loc, branch.getResult(0),
+                                 rewriter.getIndexAttr(0),
+                                 rewriter.getIndexAttr(range.begin), rowCount,
+                                 rewriter.getIndexAttr(range.count)));
+    }
+  }
+  for (ProjectionGroup &group : groups)
+    if (group.epilogue)
+      for (linalg::GenericOp projection : group.projections)
+        rewriter.eraseOp(projection);
 }
 
 /// Whether `op` is elementwise over [M, N] with an identity result.
@@ -956,17 +1055,106 @@ struct TfmCPUTileProjectionsPass
     };
     IRRewriter rewriter(&getContext());
     llvm::SmallPtrSet<Operation *, 16> done;
+    SmallVector<ProjectionGroup> groups;
     for (linalg::GenericOp op : projections) {
       if (done.contains(op))
         continue;
-      ProjectionGroup group =
-          fuseEpilogues ? groupOf(op, isTileable) : ProjectionGroup{{op}, {}};
-      for (linalg::GenericOp projection : group.projections)
+      groups.push_back(fuseEpilogues ? groupOf(op, isTileable)
+                                     : ProjectionGroup{{op}, {}});
+      for (linalg::GenericOp projection : groups.back().projections)
         done.insert(projection);
-      auto [main, tail] = *blockingOf(op);
-      tileProjectionGroup(rewriter, group, main, tail, vectorWidth,
-                          bf16Dot != 0 && vectorWidth == 16);
     }
+    std::vector<bool> tiled(groups.size());
+    for (size_t i = 0; i < groups.size(); ++i) {
+      if (tiled[i])
+        continue;
+      SmallVector<ProjectionGroup> together{groups[i]};
+      tiled[i] = true;
+      for (size_t j = i + 1; fuseSiblings && j < groups.size(); ++j)
+        if (!tiled[j] && areSiblings(groups[i], groups[j]))
+          together.push_back(groups[j]);
+      if (together.size() > 1)
+        together = gatherSiblings(rewriter, std::move(together));
+      for (size_t j = i + 1; j < groups.size(); ++j)
+        if (llvm::any_of(together, [&](ProjectionGroup &group) {
+              return group.root() == groups[j].root();
+            }))
+          tiled[j] = true;
+      auto [main, tail] = *blockingOf(together.front().projections.front());
+      if (together.size() > 1)
+        main.block = siblingBlock(together, main);
+      tileProjectionGroups(rewriter, together, main, tail, vectorWidth,
+                           bf16Dot != 0 && vectorWidth == 16);
+    }
+  }
+
+  /// Whether `a` and `b` can share one parallel loop: projections of the
+  /// same rows in the same block, both blocked alike without a column tail,
+  /// each writing a buffer of its own that starts empty (so that a column
+  /// range of one buffer can take its place), results of one element type.
+  bool areSiblings(ProjectionGroup &a, ProjectionGroup &b) const {
+    if (a.root()->getBlock() != b.root()->getBlock() ||
+        !sameTensor(a.rows(), b.rows()))
+      return false;
+    auto blockingA = blockingOf(a.projections.front());
+    auto blockingB = blockingOf(b.projections.front());
+    if (blockingA->second || blockingB->second ||
+        blockingA->first.columns != blockingB->first.columns ||
+        blockingA->first.depth != blockingB->first.depth)
+      return false;
+    auto typeA = cast<RankedTensorType>(a.root()->getResult(0).getType());
+    auto typeB = cast<RankedTensorType>(b.root()->getResult(0).getType());
+    return typeA.getElementType() == typeB.getElementType() &&
+           typeA.getDimSize(0) == typeB.getDimSize(0) &&
+           startsEmpty(a) && startsEmpty(b);
+  }
+
+  /// Whether `group` writes a fresh buffer: a filled empty tensor (a
+  /// projection alone), or an empty one its epilogue does not read; not
+  /// its caller's.
+  static bool startsEmpty(ProjectionGroup &group) {
+    linalg::GenericOp root = group.root();
+    if (callerDestination(root))
+      return false;
+    Value init = root.getDpsInits()[0];
+    if (!group.epilogue) {
+      auto fill = init.getDefiningOp<linalg::FillOp>();
+      return fill && fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>();
+    }
+    if (auto collapse = init.getDefiningOp<tensor::CollapseShapeOp>())
+      init = collapse.getSrc();
+    return init.getDefiningOp<tensor::EmptyOp>() &&
+           !root.payloadUsesValueFromOperand(root.getDpsInitOperand(0));
+  }
+
+  /// `siblings` in the order of their roots, with what each reads moved
+  /// before the first root, where their loop goes; those whose producers
+  /// cannot move (side effects) are left to loops of their own.
+  static SmallVector<ProjectionGroup>
+  gatherSiblings(RewriterBase &rewriter, SmallVector<ProjectionGroup> siblings) {
+    llvm::sort(siblings, [](ProjectionGroup &x, ProjectionGroup &y) {
+      return x.root()->isBeforeInBlock(y.root());
+    });
+    SmallVector<ProjectionGroup> gathered{siblings.front()};
+    Operation *first = siblings.front().root();
+    for (ProjectionGroup &group : llvm::drop_begin(siblings))
+      if (succeeded(moveOperationDependencies(rewriter, group.root(), first)))
+        gathered.push_back(group);
+    return gathered;
+  }
+
+  /// The column block of siblings blocked as `main`: the largest multiple
+  /// of NR up to 128 that divides every group's columns.
+  static int64_t siblingBlock(MutableArrayRef<ProjectionGroup> siblings,
+                              const Blocking &main) {
+    int64_t common = 0;
+    for (ProjectionGroup &group : siblings) {
+      Value w = group.projections.front().getDpsInputs()[1];
+      common = std::gcd(common,
+                        cast<RankedTensorType>(w.getType()).getDimSize(0));
+    }
+    return blockSize(common, main.columns,
+                     std::max(kMaxBlockColumns, main.columns));
   }
 
   /// The register, panel and thread blocks of `op`, and those of the

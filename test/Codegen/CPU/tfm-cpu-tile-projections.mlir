@@ -10,6 +10,7 @@
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tfm-cpu-tile-projections{bf16-dot=2}))' 2>&1 | FileCheck %s --check-prefix=BAD-DOT
 // BAD-DOT: error: bf16-dot must be 0 or 1, got 2
 // RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-tile-projections{register-rows=12}),canonicalize,cse)' | FileCheck %s --check-prefix=ROWS12
+// RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-tile-projections{fuse-siblings=false}),canonicalize,cse)' | FileCheck %s --check-prefix=SEPARATE
 
 // A projection over a run-time number of rows: fewer rows than a register
 // block (a decode step) stream the weights (next case); otherwise threads
@@ -185,6 +186,7 @@ func.func @narrow_columns(%x: tensor<?x64xf32>, %w: tensor<8x64xf32>) -> tensor<
 // CHECK: } else {
 // CHECK: scf.forall (%[[J:.+]]) in (2) shared_outs(%[[SHARED:.+]] = %[[HIDDEN]])
 // CHECK:   %[[N0:.+]] = arith.muli %[[J]], %c128
+// CHECK:   %[[OUT:.+]] = tensor.extract_slice %[[SHARED]][0, %[[N0]]] [%{{.+}}, 128]
 // CHECK:   %[[GATE_INIT:.+]] = bufferization.alloc_tensor(%{{.+}}) : tensor<?x128xf32>
 // CHECK:   %[[GATE_ZERO:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[GATE_INIT]] : tensor<?x128xf32>)
 // CHECK:   tensor.extract_slice %[[G]][%[[N0]], 0] [128, 64]
@@ -193,7 +195,6 @@ func.func @narrow_columns(%x: tensor<?x64xf32>, %w: tensor<8x64xf32>) -> tensor<
 // CHECK:   tensor.extract_slice %[[U]][%[[N0]], 0] [128, 64]
 // CHECK:   %[[UP:.+]] = scf.for
 // CHECK:     linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x64xf32>, tensor<64x32xf32>)
-// CHECK:   %[[OUT:.+]] = tensor.extract_slice %[[SHARED]][0, %[[N0]]] [%{{.+}}, 128]
 // CHECK:   %[[ACT:.+]] = linalg.generic {{.+}} ins(%[[GATE]], %[[UP]] : tensor<?x128xf32>, tensor<?x128xf32>) outs(%[[OUT]] : tensor<?x128xf32>)
 // CHECK:     math.exp
 // CHECK:   tensor.parallel_insert_slice %[[ACT]] into %[[SHARED]][0, %[[N0]]] [%{{.+}}, 128]
@@ -214,10 +215,10 @@ func.func @swiglu_gate_up_epilogue(%x: tensor<?x?x64xf32>, %g: tensor<256x64xf32
 // CHECK-SAME: (%[[X:.+]]: tensor<?x64xf32>, %[[W:.+]]: tensor<64x64xf32>, %[[R:.+]]: tensor<?x64xf32>)
 // CHECK: %[[OUT:.+]] = bufferization.alloc_tensor(%{{.+}}) : tensor<?x64xf32>
 // CHECK: } else {
+// CHECK:   %[[OUT_BLOCK:.+]] = tensor.extract_slice %[[OUT]][0, 0] [%{{.+}}, 64]
 // CHECK:   %[[BLOCK:.+]] = scf.for
 // CHECK:     linalg.matmul
 // CHECK:   %[[RESIDUAL:.+]] = tensor.extract_slice %[[R]][0, 0] [%{{.+}}, 64]
-// CHECK:   %[[OUT_BLOCK:.+]] = tensor.extract_slice %[[OUT]][0, 0] [%{{.+}}, 64]
 // CHECK:   linalg.generic {{.+}} ins(%[[RESIDUAL]], %[[BLOCK]] : tensor<?x64xf32>, tensor<?x64xf32>) outs(%[[OUT_BLOCK]] : tensor<?x64xf32>)
 // CHECK:     arith.addf
 
@@ -289,4 +290,53 @@ func.func @column_scaled_projection(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>,
     linalg.yield %s : f32
   } -> tensor<?x64xf32>
   return %y : tensor<?x64xf32>
+}
+
+// -----
+
+// Projections of the same rows (q, k and v; fuse-siblings) take one loop
+// over all their column blocks, side by side in one [M, 256] buffer: 64-
+// column blocks 0-1 from wq, 2 from wk and 3 from wv (an scf.index_switch
+// picks the weights), and each result is a column view of the buffer. The
+// streamed form shares 32-row blocks the same way.
+// CHECK-LABEL: func.func @qkv_one_loop
+// CHECK-SAME: (%[[X:.+]]: tensor<?x?x64xf32>, %[[WQ:.+]]: tensor<128x64xf32>, %[[WK:.+]]: tensor<64x64xf32>, %[[WV:.+]]: tensor<64x64xf32>)
+// CHECK: %[[JOINT:.+]] = bufferization.alloc_tensor(%{{.+}}) : tensor<?x256xf32>
+// CHECK: scf.forall (%{{.+}}) in (8) shared_outs(%{{.+}} = %[[JOINT]])
+// CHECK:   scf.index_switch
+// CHECK: } else {
+// CHECK: scf.forall (%[[J:.+]]) in (4) shared_outs(%[[SHARED:.+]] = %[[JOINT]])
+// CHECK:   %[[N:.+]] = arith.muli %[[J]], %c64
+// CHECK:   %[[PAST_Q:.+]] = arith.cmpi uge, %[[J]], %c2
+// CHECK:   arith.select %[[PAST_Q]], %c1, %c0
+// CHECK:   %[[PAST_K:.+]] = arith.cmpi uge, %[[J]], %c3
+// CHECK:   arith.select %[[PAST_K]], %c1, %c0
+// CHECK:   %[[BLOCK:.+]] = scf.index_switch %{{.+}} -> tensor<?x64xf32>
+// CHECK:   case 0 {
+// CHECK:     tensor.extract_slice %[[WQ]][%[[N]], 0] [64, 64]
+// CHECK:   case 1 {
+// CHECK:     %[[NK:.+]] = arith.addi %[[N]], %c-128
+// CHECK:     tensor.extract_slice %[[WK]][%[[NK]], 0] [64, 64]
+// CHECK:   default {
+// CHECK:     %[[NV:.+]] = arith.addi %[[N]], %c-192
+// CHECK:     tensor.extract_slice %[[WV]][%[[NV]], 0] [64, 64]
+// CHECK:   tensor.parallel_insert_slice %[[BLOCK]] into %[[SHARED]][0, %[[N]]] [%{{.+}}, 64]
+// CHECK: %[[Q:.+]] = tensor.extract_slice %[[RESULT:.+]][0, 0] [%{{.+}}, 128]
+// CHECK: %[[K:.+]] = tensor.extract_slice %[[RESULT]][0, 128] [%{{.+}}, 64]
+// CHECK: %[[V:.+]] = tensor.extract_slice %[[RESULT]][0, 192] [%{{.+}}, 64]
+// Without it, three buffers and three sets of loops.
+// SEPARATE-LABEL: func.func @qkv_one_loop
+// SEPARATE-NOT: scf.index_switch
+// SEPARATE: bufferization.alloc_tensor(%{{.+}}) : tensor<?x128xf32>
+// SEPARATE-NOT: scf.index_switch
+// SEPARATE: bufferization.alloc_tensor(%{{.+}}) : tensor<?x64xf32>
+// SEPARATE-NOT: scf.index_switch
+// SEPARATE: bufferization.alloc_tensor(%{{.+}}) : tensor<?x64xf32>
+// SEPARATE-NOT: scf.index_switch
+// SEPARATE: return
+func.func @qkv_one_loop(%x: tensor<?x?x64xf32>, %wq: tensor<128x64xf32>, %wk: tensor<64x64xf32>, %wv: tensor<64x64xf32>) -> (tensor<?x?x128xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>) {
+  %q = tfm.linear %x, %wq : (tensor<?x?x64xf32>, tensor<128x64xf32>) -> tensor<?x?x128xf32>
+  %k = tfm.linear %x, %wk : (tensor<?x?x64xf32>, tensor<64x64xf32>) -> tensor<?x?x64xf32>
+  %v = tfm.linear %x, %wv : (tensor<?x?x64xf32>, tensor<64x64xf32>) -> tensor<?x?x64xf32>
+  return %q, %k, %v : tensor<?x?x128xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>
 }

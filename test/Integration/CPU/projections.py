@@ -8,7 +8,7 @@
 # 512), N that whole register blocks do not cover (101, 1000, 29: a
 # narrower last block; 8: only that), K that no vector divides (37: the
 # plain contraction), f32 and bf16 weights and inputs, with and without
-# bias; bf16 decode rows through AVX-512 BF16 dot products; FFNs and residuals whose epilogues run on the column blocks; for
+# bias; bf16 decode rows through AVX-512 BF16 dot products; FFNs and residuals whose epilogues run on the column blocks; q, k and v in one loop; for
 # AVX-512 and for AVX2 (8-lane vectors).
 
 import sys
@@ -161,5 +161,33 @@ r = [rounded(a, "bf16") for a in (x, g, wq)]
 suite.add("rms_norm_projection_bf16_m1", None, [(x, "bf16"), (g, "bf16"), (wq, "bf16")],
           reference.linear(reference.rms_norm(r[0], r[1], 1e-5), r[2]), "bf16",
           entry="rms_norm_projection_bf16_m130")
+
+# q, k and v of the same RMSNorm'd rows in one loop over all their column
+# blocks (fuse-siblings): N = 96, 32 and 32 share 32-column blocks, side by
+# side in one buffer; M = 1 and 7 (streamed), 43 and 130 (packed); f32 and
+# bf16.
+k = 64
+g = 1 + 0.1 * rng.standard_normal(k)
+ws = [rng.standard_normal((n, k)) / np.sqrt(k) for n in (96, 32, 32)]
+for element in ("f32", "bf16"):
+    name = f"qkv_one_loop_{element}"
+    x_type, g_type = tensor((None, None, k), element), tensor((k,), element)
+    w_types = [tensor((n, k), element) for n in (96, 32, 32)]
+    out = [tensor((None, None, n), element) for n in (96, 32, 32, 160)]
+    function = (f"func.func @{name}(%x: {x_type}, %g: {g_type}, %wq: {w_types[0]}, "
+                f"%wk: {w_types[1]}, %wv: {w_types[2]}) -> {out[3]} {{\n"
+                f"  %n = tfm.rms_norm %x, %g eps(1.0e-05) : ({x_type}, {g_type}) -> {x_type}\n"
+                + "".join(f"  %{p} = tfm.linear %n, %w{p} : ({x_type}, {w_types[i]}) -> {out[i]}\n"
+                          for i, p in enumerate("qkv"))
+                + f"  %c = tensor.concat dim(2) %q, %k, %v : ({out[0]}, {out[1]}, {out[2]}) "
+                f"-> {out[3]}\n  return %c : {out[3]}\n}}")
+    for i, rows in enumerate([1, 7, 43, 130]):
+        x = rng.standard_normal((1, rows, k)) * 3.0
+        r = [rounded(a, element) for a in (x, g, *ws)]
+        normed = reference.rms_norm(r[0], r[1], 1e-5)
+        suite.add(f"{name}_m{rows}", function if i == 0 else None,
+                  [(x, element), (g, element)] + [(w, element) for w in ws],
+                  np.concatenate([reference.linear(normed, w) for w in r[2:]], -1),
+                  element, entry=name)
 
 suite.run()
