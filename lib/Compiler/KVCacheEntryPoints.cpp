@@ -9,7 +9,8 @@
 //           caches..., parameters...) -> logits [B, 1, vocab], caches
 //     the prompts (right-padded to S; row b has prompt_lengths[b] tokens)
 //     through every layer, writing their keys and values at positions
-//     [0, S) of the caches; the logits of each row's last prompt token.
+//     [0, S) of the caches; the logits of each row's last prompt token
+//     (the last layer computes only those rows after its attention).
 //   decode(input_ids [B, 1], position_ids [B, 1], cache_lengths [B],
 //          caches..., parameters...) -> logits [B, 1, vocab], caches
 //     one new token per row, whose keys and values go to position
@@ -200,7 +201,8 @@ SmallVector<Value> ModelBuilder::cacheArguments() {
 }
 
 Value ModelBuilder::cachedLayer(int64_t layer, Value x, Value positions,
-                                MaskAttr mask, CacheUpdate update) {
+                                MaskAttr mask, CacheUpdate update,
+                                RowSelection select) {
   BlockWeights w = blockWeights(layer);
   auto type = cast<RankedTensorType>(x.getType());
   int64_t batch = type.getDimSize(0), length = type.getDimSize(1);
@@ -208,8 +210,8 @@ Value ModelBuilder::cachedLayer(int64_t layer, Value x, Value positions,
   auto norm = [&](Value v, Value weight, Value bias) -> Value {
     FloatAttr eps = b.getF32FloatAttr(config.eps);
     if (config.norm == NormKind::rms_norm)
-      return RMSNormOp::create(b, loc, type, v, weight, eps);
-    return LayerNormOp::create(b, loc, type, v, weight, bias, eps);
+      return RMSNormOp::create(b, loc, v.getType(), v, weight, eps);
+    return LayerNormOp::create(b, loc, v.getType(), v, weight, bias, eps);
   };
   // [B, S, heads*D] -> [B, heads, S, D], RoPE'd if `rotate`.
   auto heads = [&](Value h, Value weight, Value bias, int64_t count,
@@ -225,7 +227,9 @@ Value ModelBuilder::cachedLayer(int64_t layer, Value x, Value positions,
                           split, positions, b.getF32FloatAttr(config.ropeTheta),
                           ropeScaling());
   };
-  auto attention = [&](Value h) -> Value {
+  // Attention's merged heads, and the residual beside them, in the rows
+  // the rest of the layer computes.
+  auto attention = [&](Value h, Value &residual) -> Value {
     Value q = heads(h, w.qW, w.qB, config.numHeads, true);
     Value k = heads(h, w.kW, w.kB, config.numKvHeads, true);
     Value v = heads(h, w.vW, w.vB, config.numKvHeads, false);
@@ -236,22 +240,32 @@ Value ModelBuilder::cachedLayer(int64_t layer, Value x, Value positions,
                                   FloatAttr());
     Value merged = MergeHeadsOp::create(
         b, loc, tensor({batch, length, config.numHeads * headDim}), o);
-    return LinearOp::create(b, loc, type, merged, w.oW, w.oB);
+    if (select) {
+      merged = select(merged);
+      residual = select(residual);
+    }
+    auto rows = cast<RankedTensorType>(merged.getType()).getShape().drop_back();
+    return LinearOp::create(b, loc, tensor({rows[0], rows[1], config.dModel}),
+                            merged, w.oW, w.oB);
   };
   auto ffn = [&](Value h) -> Value {
-    return FFNOp::create(b, loc, type, FFNKindAttr::get(b.getContext(), config.ffn),
-                         h, w.gateW, w.upW, w.upB, w.downW, w.downB);
+    return FFNOp::create(b, loc, h.getType(),
+                         FFNKindAttr::get(b.getContext(), config.ffn), h,
+                         w.gateW, w.upW, w.upB, w.downW, w.downB);
   };
   auto add = [&](Value a, Value c) -> Value {
     return arith::AddFOp::create(b, loc, a, c);
   };
   // As tfm.decoder_block: pre-norm h = x + Attn(Norm1(x)), y = h +
   // FFN(Norm2(h)); post-norm h = Norm1(x + Attn(x)), y = Norm2(h + FFN(h)).
+  Value residual = x;
   if (config.placement == NormPlacement::pre) {
-    Value h = add(x, attention(norm(x, w.attnNormW, w.attnNormB)));
+    Value attended = attention(norm(x, w.attnNormW, w.attnNormB), residual);
+    Value h = add(residual, attended);
     return add(h, ffn(norm(h, w.ffnNormW, w.ffnNormB)));
   }
-  Value h = norm(add(x, attention(x)), w.attnNormW, w.attnNormB);
+  Value attended = attention(x, residual);
+  Value h = norm(add(residual, attended), w.attnNormW, w.attnNormB);
   return norm(add(h, ffn(h)), w.ffnNormW, w.ffnNormB);
 }
 
@@ -341,38 +355,45 @@ void ModelBuilder::buildPrefill(ModuleOp module) {
     return {k, v, Value()};
   };
 
+  // Each row's last prompt token: v[b, prompt_lengths[b] - 1, :]. Only
+  // those rows go on after the last layer's attention (its output
+  // projection, residuals and FFN), as for the logits.
+  auto lastTokens = [&](Value v) -> Value {
+    auto type = cast<RankedTensorType>(v.getType());
+    Value init = tensor::EmptyOp::create(
+        b, loc, RankedTensorType::get({dyn, 1, type.getDimSize(2)},
+                                      type.getElementType()),
+        ValueRange{ops.dim(ids, 0)});
+    return linalg::GenericOp::create(
+               b, loc, TypeRange{init.getType()}, ValueRange{lengths},
+               ValueRange{init},
+               ArrayRef<AffineMap>{
+                   AffineMap::get(3, 0, {b.getAffineDimExpr(0)},
+                                  b.getContext()),
+                   b.getMultiDimIdentityMap(3)},
+               SmallVector<Iter>(3, Iter::parallel),
+               [&](OpBuilder &nb, Location nl, ValueRange args) {
+                 LengthOps rowOps{nb, nl};
+                 Value row = linalg::IndexOp::create(nb, nl, 0);
+                 Value feature = linalg::IndexOp::create(nb, nl, 2);
+                 Value position = arith::SubIOp::create(
+                     nb, nl,
+                     arith::IndexCastOp::create(nb, nl, nb.getIndexType(),
+                                                args[0]),
+                     rowOps.index(1));
+                 Value value = tensor::ExtractOp::create(
+                     nb, nl, v, ValueRange{row, position, feature});
+                 linalg::YieldOp::create(nb, nl, value);
+               })
+        .getResult(0);
+  };
   Value table;
   Value h = embed(ids, positions, table);
   for (int64_t layer = 0; layer < config.numLayers; ++layer)
-    h = cachedLayer(layer, h, positions, maskAttr(), update);
-
-  // Each row's last prompt token: h[b, prompt_lengths[b] - 1, :].
-  Value init = tensor::EmptyOp::create(
-      b, loc, tensor({dyn, 1, config.dModel}),
-      ValueRange{ops.dim(ids, 0)});
-  Value last = linalg::GenericOp::create(
-                   b, loc, TypeRange{init.getType()}, ValueRange{lengths},
-                   ValueRange{init},
-                   ArrayRef<AffineMap>{
-                       AffineMap::get(3, 0, {b.getAffineDimExpr(0)},
-                                      b.getContext()),
-                       b.getMultiDimIdentityMap(3)},
-                   SmallVector<Iter>(3, Iter::parallel),
-                   [&](OpBuilder &nb, Location nl, ValueRange args) {
-                     LengthOps rowOps{nb, nl};
-                     Value row = linalg::IndexOp::create(nb, nl, 0);
-                     Value feature = linalg::IndexOp::create(nb, nl, 2);
-                     Value position = arith::SubIOp::create(
-                         nb, nl,
-                         arith::IndexCastOp::create(nb, nl, nb.getIndexType(),
-                                                    args[0]),
-                         rowOps.index(1));
-                     Value value = tensor::ExtractOp::create(
-                         nb, nl, h, ValueRange{row, position, feature});
-                     linalg::YieldOp::create(nb, nl, value);
-                   })
-                   .getResult(0);
-  endWithCaches(logits(last, table), caches);
+    h = cachedLayer(layer, h, positions, maskAttr(), update,
+                    layer + 1 == config.numLayers ? RowSelection(lastTokens)
+                                                  : nullptr);
+  endWithCaches(logits(h, table), caches);
 }
 
 void ModelBuilder::buildDecode(ModuleOp module) {

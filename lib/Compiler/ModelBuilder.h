@@ -77,8 +77,14 @@ private:
   /// its new tokens: (keys, values, kv_lengths or null).
   using CacheUpdate =
       function_ref<std::tuple<Value, Value, Value>(int64_t, Value, Value)>;
-  Value cachedLayer(int64_t layer, Value x, Value positions,
-                    MaskAttr mask, CacheUpdate update);
+  /// Rows of a [B, S, N] tensor that the rest of a layer needs (each row's
+  /// last prompt token: [B, 1, N]).
+  using RowSelection = function_ref<Value(Value)>;
+  /// A layer over cached keys and values; with `select`, the rows after
+  /// attention (the output projection, residuals and FFN) are only the
+  /// selected ones.
+  Value cachedLayer(int64_t layer, Value x, Value positions, MaskAttr mask,
+                    CacheUpdate update, RowSelection select = nullptr);
   SmallVector<Value> cacheArguments();
   /// The inputs @prefill and @decode share: ids and positions [B, length],
   /// per-row lengths, then the caches (checked to share the ids' batch and

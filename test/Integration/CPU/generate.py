@@ -11,7 +11,8 @@
 # lengths; heads wider than d_model / num_heads ("head_dim", as in Llama 3
 # and Mistral Nemo); MQA with a sliding window past its window (the caches are rings
 # of W positions); Llama 3's scaled RoPE frequencies; a GPT-2 model (learned positions, LayerNorm, biases,
-# GPT-2 checkpoint names); f16 and bf16 (logits within 1e-2 of the
+# GPT-2 checkpoint names); a post-norm model with prompts of different
+# lengths; f16 and bf16 (logits within 1e-2 of the
 # reference fed the same tokens). Also: sampling is reproducible from a
 # seed, top_k = 1 is greedy, and bad caches, lengths and prompts are refused
 # before anything runs.
@@ -110,6 +111,10 @@ run_greedy("llama_f16", dict(LLAMA, num_layers=1), [prompts[0]], steps=8, dtype=
            tolerance=1e-2)
 run_greedy("llama_bf16", dict(LLAMA, num_layers=1), [prompts[0]], steps=8, dtype="bf16",
            tolerance=1e-2)
+# Post-norm: prefill's last layer takes each row's last token before its
+# residual add and norm, as pre-norm does before its output projection.
+run_greedy("post_norm", dict(LLAMA, norm_placement="post"),
+           [rng.integers(0, 89, 4).tolist(), rng.integers(0, 89, 8).tolist()], steps=8)
 
 
 def torch_greedy(config, params, prompt, steps):
