@@ -1,0 +1,88 @@
+//===- ProjectionBlocks.h - blocks of the CPU projection loops --*- C++ -*-===//
+//
+// What tfm-cpu-tile-projections (TileProjections.cpp) and its AVX-512 BF16
+// dot-product kernels (BF16DotProducts.cpp) share: the block sizes, the
+// slices of rank-2 tensors, and the dot-product forms.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFM_LIB_CODEGEN_CPU_PROJECTIONBLOCKS_H
+#define TFM_LIB_CODEGEN_CPU_PROJECTIONBLOCKS_H
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::tfm::projection {
+
+/// Columns of a thread's block of w: its packed [KC, NB] panel stays in L2
+/// while the rows of a stream past it.
+constexpr int64_t kMaxBlockColumns = 128;
+/// Steps of k per packed panel: a [KC, NR] slice of it (16 KiB with NR = 32)
+/// stays in L1 while MR-row blocks of a stream past it.
+constexpr int64_t kMaxPanelDepth = 128;
+
+/// The largest multiple of `unit` that divides `size` and is at most
+/// `limit`, or 0.
+inline int64_t blockSize(int64_t size, int64_t unit, int64_t limit) {
+  for (int64_t block = limit - limit % unit; block >= unit; block -= unit)
+    if (size % block == 0)
+      return block;
+  return 0;
+}
+
+/// The register, panel and thread blocks of a projection: MR x NR
+/// register blocks, KC-step panels, NB-column thread blocks.
+struct Blocking {
+  int64_t rows;    // MR
+  int64_t columns; // NR
+  int64_t block;   // NB
+  int64_t depth;   // KC
+};
+
+/// A static slice [rows, cols] of a rank-2 tensor at (row, col).
+inline Value slice2D(OpBuilder &b, Location loc, Value source, OpFoldResult row,
+              OpFoldResult col, OpFoldResult rows, OpFoldResult cols) {
+  OpFoldResult one = b.getIndexAttr(1);
+  return tensor::ExtractSliceOp::create(b, loc, source, {row, col},
+                                        {rows, cols}, {one, one});
+}
+
+/// `tile` [rows, cols] inserted at (row, col) of `dest`: the sizes must be
+/// the very values its slice was extracted with, so that bufferization sees
+/// the pair as an in-place update.
+inline Value insert2D(OpBuilder &b, Location loc, Value tile, Value dest,
+               OpFoldResult row, OpFoldResult col, OpFoldResult rows,
+               OpFoldResult cols) {
+  OpFoldResult one = b.getIndexAttr(1);
+  return tensor::InsertSliceOp::create(b, loc, tile, dest, {row, col},
+                                       {rows, cols}, {one, one});
+}
+
+
+/// Whether a column block of `blocking` over the bf16 weights `w` can take
+/// the packed dot form (packBF16Pairs, dotRowBlocks).
+bool canPackBF16Dot(Value w, const Blocking &blocking);
+
+/// w[row : +rows, k0 : +depth] (times `scale`[k0 : +depth], if any) as
+/// [depth / 2, rows] i32 pairs of consecutive k, for vdpbf16ps.
+Value packBF16Pairs(OpBuilder &builder, Location loc, Value w, Value scale,
+                    Value row, Value k0, int64_t rows, int64_t depth);
+
+/// `y` [M, NR] += a[m0 : M, k0 : +KC] · the pairs `packed`[:, n1 : +NR]
+/// over rows [begin, end) in steps of `rows`.
+Value dotRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
+                   Value n1, int64_t columns, Value y, Value k0, Value begin,
+                   Value end, int64_t rows);
+
+/// Whether the streamed form can use dot products for a block of `block`
+/// rows of `w` (streamedDotColumnBlock).
+bool canStreamBF16Dot(Value w, int64_t block);
+
+/// One [M, NB] column block of a projection of a few rows, its bf16
+/// weights streamed through vdpbf16ps: `init` + a · w[nBlock : +NB, :]ᵀ.
+Value streamedDotColumnBlock(OpBuilder &builder, Location loc, Value a,
+                             Value w, Value scale, Value init, Value nBlock);
+
+} // namespace mlir::tfm::projection
+
+#endif // TFM_LIB_CODEGEN_CPU_PROJECTIONBLOCKS_H
