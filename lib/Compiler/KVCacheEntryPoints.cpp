@@ -227,9 +227,9 @@ Value ModelBuilder::cachedLayer(int64_t layer, Value x, Value positions,
                           split, positions, b.getF32FloatAttr(config.ropeTheta),
                           ropeScaling());
   };
-  // Attention's merged heads, and the residual beside them, in the rows
-  // the rest of the layer computes.
-  auto attention = [&](Value h, Value &residual) -> Value {
+  // x + Attn(h): the residual add of attention's output projection, on the
+  // rows `select` keeps (all without it).
+  auto attentionResidual = [&](Value h) -> Value {
     Value q = heads(h, w.qW, w.qB, config.numHeads, true);
     Value k = heads(h, w.kW, w.kB, config.numKvHeads, true);
     Value v = heads(h, w.vW, w.vB, config.numKvHeads, false);
@@ -240,13 +240,14 @@ Value ModelBuilder::cachedLayer(int64_t layer, Value x, Value positions,
                                   FloatAttr());
     Value merged = MergeHeadsOp::create(
         b, loc, tensor({batch, length, config.numHeads * headDim}), o);
+    Value residual = x;
     if (select) {
       merged = select(merged);
       residual = select(residual);
     }
-    auto rows = cast<RankedTensorType>(merged.getType()).getShape().drop_back();
-    return LinearOp::create(b, loc, tensor({rows[0], rows[1], config.dModel}),
-                            merged, w.oW, w.oB);
+    return arith::AddFOp::create(
+        b, loc, residual,
+        LinearOp::create(b, loc, residual.getType(), merged, w.oW, w.oB));
   };
   auto ffn = [&](Value h) -> Value {
     return FFNOp::create(b, loc, h.getType(),
@@ -258,14 +259,11 @@ Value ModelBuilder::cachedLayer(int64_t layer, Value x, Value positions,
   };
   // As tfm.decoder_block: pre-norm h = x + Attn(Norm1(x)), y = h +
   // FFN(Norm2(h)); post-norm h = Norm1(x + Attn(x)), y = Norm2(h + FFN(h)).
-  Value residual = x;
   if (config.placement == NormPlacement::pre) {
-    Value attended = attention(norm(x, w.attnNormW, w.attnNormB), residual);
-    Value h = add(residual, attended);
+    Value h = attentionResidual(norm(x, w.attnNormW, w.attnNormB));
     return add(h, ffn(norm(h, w.ffnNormW, w.ffnNormB)));
   }
-  Value attended = attention(x, residual);
-  Value h = norm(add(residual, attended), w.attnNormW, w.attnNormB);
+  Value h = norm(attentionResidual(x), w.attnNormW, w.attnNormB);
   return norm(add(h, ffn(h)), w.ffnNormW, w.ffnNormB);
 }
 

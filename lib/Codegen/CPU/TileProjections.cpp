@@ -472,7 +472,7 @@ Value outputView(RewriterBase &rewriter, linalg::GenericOp root) {
 /// form.
 void tileProjectionGroups(RewriterBase &rewriter,
                           MutableArrayRef<ProjectionGroup> groups,
-                          const Blocking &main, std::optional<Blocking> tail,
+                          Blocking main, std::optional<Blocking> tail,
                           int64_t lanes, bool bf16Dot) {
   ProjectionGroup &first = groups.front();
   linalg::GenericOp root = first.root();
@@ -557,15 +557,19 @@ void tileProjectionGroups(RewriterBase &rewriter,
     return streamedColumnBlock(b, l, a, w, columnScaleOf(projection), init,
                                nBlock, lanes);
   };
+  // Column blocks divide every range: NB as blockingOf picks it, for the
+  // columns all the ranges have in common (siblings: gcd(Nq, Nk, Nv)).
+  int64_t common = 0;
+  for (const ColumnRange &range : mainRanges)
+    common = std::gcd(common, range.count);
+  main.block =
+      blockSize(common, main.columns, std::max(kMaxBlockColumns, main.columns));
   auto packedMain = packedWith(main);
   auto packedTail = packedWith(tail ? *tail : main);
   // Up to 4 register blocks of weight rows per thread iteration when
   // streaming: a block stays in L1/L2 across the rows of `a`, and N = 2048
   // gives 64 of them to share out. A register-rows that divides no part of
   // every range (12 against 2048) falls back to the largest divisor.
-  int64_t common = 0;
-  for (const ColumnRange &range : mainRanges)
-    common = std::gcd(common, range.count);
   int64_t streamBlock = blockSize(common, main.rows, 4 * main.rows);
   if (!streamBlock)
     streamBlock = blockSize(common, 1, 4 * main.rows);
@@ -749,8 +753,6 @@ struct TfmCPUTileProjectionsPass
             }))
           tiled[j] = true;
       auto [main, tail] = *blockingOf(together.front().projections.front());
-      if (together.size() > 1)
-        main.block = siblingBlock(together, main);
       tileProjectionGroups(rewriter, together, main, tail, vectorWidth,
                            bf16Dot != 0 && vectorWidth == 16);
     }
@@ -811,20 +813,6 @@ struct TfmCPUTileProjectionsPass
     return gathered;
   }
 
-  /// The column block of siblings blocked as `main`: the largest multiple
-  /// of NR up to 128 that divides every group's columns.
-  static int64_t siblingBlock(MutableArrayRef<ProjectionGroup> siblings,
-                              const Blocking &main) {
-    int64_t common = 0;
-    for (ProjectionGroup &group : siblings) {
-      Value w = group.projections.front().getDpsInputs()[1];
-      common = std::gcd(common,
-                        cast<RankedTensorType>(w.getType()).getDimSize(0));
-    }
-    return blockSize(common, main.columns,
-                     std::max(kMaxBlockColumns, main.columns));
-  }
-
   /// The register, panel and thread blocks of `op`, and those of the
   /// columns whole register blocks leave; none for a projection left alone.
   std::optional<std::pair<Blocking, std::optional<Blocking>>>
@@ -834,7 +822,7 @@ struct TfmCPUTileProjectionsPass
     // Nothing to block without columns or steps (y = 0, or the bias).
     if (columns == 0 || weights.getDimSize(1) == 0)
       return std::nullopt;
-    Blocking main;
+    Blocking main{};
     main.rows = registerRows;
     main.depth = blockSize(weights.getDimSize(1), vectorWidth, kMaxPanelDepth);
     // A K that no vector divides stays as it is.
@@ -847,9 +835,8 @@ struct TfmCPUTileProjectionsPass
         columns % (2 * vectorWidth) != 0 && columns % vectorWidth == 0
             ? vectorWidth
             : 2 * vectorWidth;
+    // NB: tileProjectionGroups, from the columns it tiles together.
     int64_t mainColumns = columns - columns % main.columns;
-    main.block = blockSize(mainColumns, main.columns,
-                           std::max(kMaxBlockColumns, main.columns));
     std::optional<Blocking> tail;
     if (int64_t left = columns - mainColumns) {
       tail = main;
