@@ -165,6 +165,20 @@ def TfmCPUTileProjectionsPass
       linears);
     - `o_proj` and `down_proj` with the residual added to them.
 
+    Viewed epilogues (`fuse-viewed-epilogues`, on by default). An
+    elementwise op that alone reads a projection's result (or that of its
+    epilogue) through a view splitting its columns, `[M, N] -> [M, C, ...]`,
+    directly or through slices of the dims after `C`, and whose other
+    operands and indices do not depend on `C`, is computed on each column
+    block too: RoPE of q and k (`convert-tfm-to-linalg` rotates the rows
+    `[M, H, 2, D/2]` of split heads, each pair's members slices of the
+    view, with per-row tables of cos and sin). `NB` (and the streamed
+    block) is then a multiple of the view's unit (a head, `D` columns);
+    the block goes to scratch first (the op reads both members of a pair),
+    and the op runs on the block's `[M, NB / D, ...]` view, writing the same
+    view of the result. Projections with a column tail, or with no block
+    of whole units that divides `N`, keep the op apart.
+
     Siblings (`fuse-siblings`, on by default). Projections (with their
     epilogues) of the same rows, blocked alike without a column tail, each
     writing a fresh buffer (q, k and v; their RMSNorm row scale) take one
@@ -189,6 +203,11 @@ def TfmCPUTileProjectionsPass
     Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
            "Compute the elementwise op that alone reads projections inside "
            "their column blocks">,
+    Option<"fuseViewedEpilogues", "fuse-viewed-epilogues", "bool",
+           /*default=*/"true",
+           "Compute the elementwise op that reads a projection through a "
+           "view splitting its columns (RoPE of each head's pairs) inside "
+           "its column blocks">,
     Option<"fuseSiblings", "fuse-siblings", "bool", /*default=*/"true",
            "Compute projections of the same rows (q, k and v) in one "
            "parallel loop over all their column blocks">

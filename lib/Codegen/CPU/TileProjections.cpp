@@ -257,12 +257,34 @@ Value streamedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
 /// alone reads their results (their epilogue): gate and up with
 /// act(gate)·up, a projection with its bias and activation, or with the
 /// residual it is added to. Without an epilogue, one projection.
+/// After them, a second op can read that result through a view that splits
+/// its columns, [M, N] -> [M, C, ...] (RoPE: each head's pairs, [M, H, 2,
+/// D/2]), directly or through slices of the dims after C: column blocks of
+/// whole units of C (whole heads) are finished by that op alone.
 struct ProjectionGroup {
   SmallVector<linalg::GenericOp> projections;
   linalg::GenericOp epilogue;
+  tensor::ExpandShapeOp view;
+  linalg::GenericOp viewedEpilogue;
 
   Value rows() { return projections.front().getDpsInputs()[0]; }
-  linalg::GenericOp root() { return epilogue ? epilogue : projections.front(); }
+  /// The op whose result the group computes.
+  linalg::GenericOp root() {
+    if (viewedEpilogue)
+      return viewedEpilogue;
+    return epilogue ? epilogue : projections.front();
+  }
+  /// The projection or epilogue that the view reads.
+  linalg::GenericOp viewed() {
+    return epilogue ? epilogue : projections.front();
+  }
+  /// The columns of one unit of the view's dim C (1 without a view).
+  int64_t columnUnit() const {
+    tensor::ExpandShapeOp columnView = view;
+    return columnView ? ShapedType::getNumElements(
+                            columnView.getResultType().getShape().drop_front(2))
+                      : 1;
+  }
 };
 
 /// The value a projection's accumulator starts from: its fill value, or
@@ -273,11 +295,61 @@ Value fillValueOf(linalg::GenericOp projection) {
   return Value();
 }
 
+/// The epilogue of a viewed group on one column block: the same op on the
+/// block's view [M, NB / unit, ...] (and its slices) of the projection's
+/// block, writing the same view of `out`. Its other operands do not depend
+/// on C (a table per row and pair), so they are read whole.
+Value viewedEpilogueBlock(OpBuilder &b, Location loc, ProjectionGroup &group,
+                          Value projected, Value out) {
+  tensor::ExpandShapeOp view = group.view;
+  linalg::GenericOp epilogue = group.viewedEpilogue;
+  int64_t block = cast<RankedTensorType>(out.getType()).getDimSize(1);
+  OpFoldResult rowCount = tensor::getMixedSize(b, loc, out, 0);
+  auto viewOf = [&](Value columns) -> Value {
+    auto type = cast<RankedTensorType>(columns.getType());
+    SmallVector<int64_t> shape(view.getResultType().getShape());
+    shape[0] = type.getDimSize(0);
+    shape[1] = block / group.columnUnit();
+    SmallVector<OpFoldResult> sizes{rowCount};
+    for (int64_t size : ArrayRef<int64_t>(shape).drop_front())
+      sizes.push_back(b.getIndexAttr(size));
+    return tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(shape, type.getElementType()), columns,
+        view.getReassociationIndices(), sizes);
+  };
+  Value blockView = viewOf(projected);
+  SmallVector<Value> inputs;
+  for (Value input : epilogue.getDpsInputs()) {
+    auto slice = input.getDefiningOp<tensor::ExtractSliceOp>();
+    if (input == view.getResult()) {
+      inputs.push_back(blockView);
+    } else if (slice && slice.getSource() == view.getResult()) {
+      SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
+      sizes[0] = rowCount;
+      sizes[1] = b.getIndexAttr(block / group.columnUnit());
+      inputs.push_back(tensor::ExtractSliceOp::create(
+          b, loc, blockView, slice.getMixedOffsets(), sizes,
+          slice.getMixedStrides()));
+    } else {
+      inputs.push_back(input);
+    }
+  }
+  Value outView = viewOf(out);
+  auto tiled = linalg::GenericOp::create(
+      b, loc, TypeRange{outView.getType()}, inputs, ValueRange{outView},
+      epilogue.getIndexingMapsArray(), epilogue.getIteratorTypesArray());
+  IRMapping mapping;
+  epilogue.getRegion().cloneInto(&tiled.getRegion(), mapping);
+  return tensor::CollapseShapeOp::create(b, loc, out.getType(),
+                                         tiled.getResult(0),
+                                         view.getReassociationIndices());
+}
+
 /// The [M, NB] block at column nBlock of `group`'s result, with `out` the
 /// block of the buffer it is written to: each projection's block (in `out`
 /// itself without an epilogue), then the epilogue tiled to it, writing
 /// `out`.
-Value groupColumnBlock(OpBuilder &b, Location loc, ProjectionGroup &group,
+Value plainColumnBlock(OpBuilder &b, Location loc, ProjectionGroup &group,
                        Value out, Value nBlock, ColumnBlockFn columnBlock) {
   Value a = group.rows();
   OpFoldResult rowCount = tensor::getMixedSize(b, loc, a, 0);
@@ -343,6 +415,24 @@ Value groupColumnBlock(OpBuilder &b, Location loc, ProjectionGroup &group,
     }
   }
   return tiledEpilogue->getResult(0);
+}
+
+/// The [M, NB] block at column nBlock of `group`'s result, written to `out`:
+/// plainColumnBlock's, then, with a viewed epilogue, that op on it (the
+/// block in scratch of its own: the op reads each pair's two members).
+Value groupColumnBlock(OpBuilder &b, Location loc, ProjectionGroup &group,
+                       Value out, Value nBlock, ColumnBlockFn columnBlock) {
+  if (!group.viewedEpilogue)
+    return plainColumnBlock(b, loc, group, out, nBlock, columnBlock);
+  auto outType = cast<RankedTensorType>(out.getType());
+  Type viewedType = getElementTypeOrSelf(group.viewed()->getResult(0));
+  SmallVector<Value> dynamicRows;
+  if (outType.isDynamicDim(0))
+    dynamicRows.push_back(tensor::DimOp::create(b, loc, out, 0));
+  Value scratch = bufferization::AllocTensorOp::create(
+      b, loc, outType.clone(viewedType), dynamicRows);
+  Value block = plainColumnBlock(b, loc, group, scratch, nBlock, columnBlock);
+  return viewedEpilogueBlock(b, loc, group, block, out);
 }
 
 /// Columns [begin, begin + count) of the loops' buffer: the columns
@@ -463,6 +553,43 @@ Value outputView(RewriterBase &rewriter, linalg::GenericOp root) {
                                          expand.getReassociationIndices());
 }
 
+/// The column blocks of projection groups tiled in one loop: NB for the
+/// packed form, and the weight rows a thread streams at a time; 0 where
+/// none fits.
+struct ColumnBlocks {
+  int64_t packed, streamed;
+};
+
+/// Column blocks divide every range: NB as blockingOf picks it, for the
+/// columns all the groups have in common (siblings: gcd(Nq, Nk, Nv), or
+/// N less its tail), in whole units of their views (RoPE: whole heads).
+/// Streamed, up to 4 register blocks of weight rows per thread iteration:
+/// a block stays in L1/L2 across the rows of `a`, and N = 2048 gives 64 of
+/// them to share out. A register-rows that divides no part of every range
+/// (12 against 2048) falls back to the largest divisor.
+ColumnBlocks columnBlocks(ArrayRef<ProjectionGroup> groups,
+                          const Blocking &main, bool hasTail) {
+  int64_t common = 0, unit = 1;
+  for (const ProjectionGroup &group : groups) {
+    linalg::GenericOp projection = group.projections.front();
+    auto weights =
+        cast<RankedTensorType>(projection.getDpsInputs()[1].getType());
+    int64_t columns = weights.getDimSize(0);
+    common = std::gcd(common, hasTail ? columns - columns % main.columns
+                                      : columns);
+    unit = std::lcm(unit, group.columnUnit());
+  }
+  auto fit = [&](int64_t step, int64_t limit) {
+    int64_t combined = std::lcm(step, unit);
+    return blockSize(common, combined, std::max(limit, combined));
+  };
+  ColumnBlocks blocks{fit(main.columns, kMaxBlockColumns),
+                      fit(main.rows, 4 * main.rows)};
+  if (!blocks.streamed)
+    blocks.streamed = fit(1, 4 * main.rows);
+  return blocks;
+}
+
 /// Replaces `groups` by the loops of the file comment. One group: over the
 /// columns that whole `main` blocks cover, then, where N has columns left
 /// (a vocabulary of 1000 with 32-column blocks), over those with `tail`.
@@ -506,7 +633,7 @@ void tileProjectionGroups(RewriterBase &rewriter,
     if (tail)
       tailRanges.push_back({&first, mainColumns, tail->block, mainColumns});
     shared = root.getDpsInits()[0];
-    if (!first.epilogue)
+    if (root == first.projections.front())
       if (auto fill = shared.getDefiningOp<linalg::FillOp>())
         shared = fill.getOutputs()[0];
     if (auto collapse = shared.getDefiningOp<tensor::CollapseShapeOp>())
@@ -557,22 +684,11 @@ void tileProjectionGroups(RewriterBase &rewriter,
     return streamedColumnBlock(b, l, a, w, columnScaleOf(projection), init,
                                nBlock, lanes);
   };
-  // Column blocks divide every range: NB as blockingOf picks it, for the
-  // columns all the ranges have in common (siblings: gcd(Nq, Nk, Nv)).
-  int64_t common = 0;
-  for (const ColumnRange &range : mainRanges)
-    common = std::gcd(common, range.count);
-  main.block =
-      blockSize(common, main.columns, std::max(kMaxBlockColumns, main.columns));
+  ColumnBlocks blocks = columnBlocks(groups, main, tail.has_value());
+  main.block = blocks.packed;
+  int64_t streamBlock = blocks.streamed;
   auto packedMain = packedWith(main);
   auto packedTail = packedWith(tail ? *tail : main);
-  // Up to 4 register blocks of weight rows per thread iteration when
-  // streaming: a block stays in L1/L2 across the rows of `a`, and N = 2048
-  // gives 64 of them to share out. A register-rows that divides no part of
-  // every range (12 against 2048) falls back to the largest divisor.
-  int64_t streamBlock = blockSize(common, main.rows, 4 * main.rows);
-  if (!streamBlock)
-    streamBlock = blockSize(common, 1, 4 * main.rows);
   int64_t tailBlock = tail ? tail->block : 0;
   // Fewer rows than a register block (a decode step) stream the weights
   // instead: packing them would cost more than the products.
@@ -588,23 +704,47 @@ void tileProjectionGroups(RewriterBase &rewriter,
       [&](OpBuilder &b, Location l) {
         loops(b, l, main.block, tailBlock, packedMain, packedTail);
       });
+  // A viewed group's root is its epilogue, on the view's shape.
+  auto replaceRoot = [&](ProjectionGroup &group, Value columns) {
+    if (group.view) {
+      auto viewType =
+          cast<RankedTensorType>(group.root()->getResult(0).getType());
+      SmallVector<OpFoldResult> sizes{
+          tensor::getMixedSize(rewriter, loc, columns, 0)};
+      for (int64_t size : viewType.getShape().drop_front())
+        sizes.push_back(rewriter.getIndexAttr(size));
+      columns = tensor::ExpandShapeOp::create(
+          rewriter, loc, viewType, columns,
+          group.view.getReassociationIndices(), sizes);
+    }
+    rewriter.replaceOp(group.root(), columns);
+  };
   if (groups.size() == 1) {
-    rewriter.replaceOp(root, branch.getResult(0));
+    replaceRoot(first, branch.getResult(0));
   } else {
     for (const ColumnRange &range : mainRanges) {
       OpFoldResult rowCount =
           tensor::getMixedSize(rewriter, loc, branch.getResult(0), 0);
-      rewriter.replaceOp(range.group->root(),
-                         slice2D(rewriter, loc, branch.getResult(0),
-                                 rewriter.getIndexAttr(0),
-                                 rewriter.getIndexAttr(range.begin), rowCount,
-                                 rewriter.getIndexAttr(range.count)));
+      replaceRoot(*range.group,
+                  slice2D(rewriter, loc, branch.getResult(0),
+                          rewriter.getIndexAttr(0),
+                          rewriter.getIndexAttr(range.begin), rowCount,
+                          rewriter.getIndexAttr(range.count)));
     }
   }
-  for (ProjectionGroup &group : groups)
-    if (group.epilogue)
+  // What the loops computed on the way to each root.
+  for (ProjectionGroup &group : groups) {
+    if (group.view) {
+      for (Operation *user : llvm::make_early_inc_range(group.view->getUsers()))
+        rewriter.eraseOp(user);
+      rewriter.eraseOp(group.view);
+      if (group.epilogue)
+        rewriter.eraseOp(group.epilogue);
+    }
+    if (group.root() != group.projections.front())
       for (linalg::GenericOp projection : group.projections)
         rewriter.eraseOp(projection);
+  }
 }
 
 /// Whether `op` is elementwise over [M, N] with an identity result.
@@ -627,12 +767,82 @@ bool sameTensor(Value a, Value b) {
              x, y, OperationEquivalence::IgnoreLocations);
 }
 
+/// `group` with the viewed epilogue (ProjectionGroup) that reads its result
+/// through `view`, the only reader of that result: the elementwise op that
+/// alone reads the view, directly or through slices of its dims after C,
+/// with no other operand and no index that depends on C. Else `group`.
+ProjectionGroup withViewedEpilogue(ProjectionGroup group,
+                                   tensor::ExpandShapeOp view) {
+  ProjectionGroup single = group;
+  RankedTensorType viewType = view.getResultType();
+  SmallVector<ReassociationIndices> reassociation =
+      view.getReassociationIndices();
+  if (reassociation.size() != 2 || reassociation[0].size() != 1 ||
+      viewType.getRank() < 3 ||
+      llvm::any_of(viewType.getShape().drop_front(), ShapedType::isDynamic))
+    return single;
+  linalg::GenericOp epilogue;
+  for (Operation *user : view->getUsers()) {
+    Operation *reader = user;
+    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(user)) {
+      // Whole along M and C, unit steps, the view's rank.
+      std::optional<int64_t> rowOffset =
+          getConstantIntValue(slice.getMixedOffsets()[0]);
+      std::optional<int64_t> unitOffset =
+          getConstantIntValue(slice.getMixedOffsets()[1]);
+      if (!slice->hasOneUse() || !slice.hasUnitStride() ||
+          slice.getResultType().getRank() != viewType.getRank() ||
+          rowOffset != 0 || unitOffset != 0 ||
+          !isEqualConstantIntOrValue(slice.getMixedSizes()[0],
+                                     view.getMixedOutputShape()[0]) ||
+          slice.getResultType().getDimSize(1) != viewType.getDimSize(1))
+        return single;
+      reader = *slice->getUsers().begin();
+    }
+    auto op = dyn_cast<linalg::GenericOp>(reader);
+    if (!op || (epilogue && op != epilogue))
+      return single;
+    epilogue = op;
+  }
+  if (!epilogue || !epilogue.hasPureTensorSemantics() ||
+      epilogue.getNumDpsInits() != 1 ||
+      epilogue.getNumLoops() != static_cast<unsigned>(viewType.getRank()) ||
+      epilogue.getNumParallelLoops() != epilogue.getNumLoops() ||
+      !epilogue.getMatchingIndexingMap(epilogue.getDpsInitOperand(0))
+           .isIdentity() ||
+      epilogue.payloadUsesValueFromOperand(epilogue.getDpsInitOperand(0)))
+    return single;
+  MLIRContext *context = epilogue.getContext();
+  AffineExpr rowsDim = getAffineDimExpr(0, context);
+  AffineExpr unitDim = getAffineDimExpr(1, context);
+  for (OpOperand *operand : epilogue.getDpsInputOperands()) {
+    Value input = operand->get();
+    auto slice = input.getDefiningOp<tensor::ExtractSliceOp>();
+    AffineMap map = epilogue.getMatchingIndexingMap(operand);
+    bool viewed = input == view.getResult() ||
+                  (slice && slice.getSource() == view.getResult());
+    if (viewed ? map.getNumResults() < 2 || map.getResult(0) != rowsDim ||
+                     map.getResult(1) != unitDim
+               : map.isFunctionOfDim(1))
+      return single;
+  }
+  bool readsUnitIndex = false;
+  epilogue.getRegion().walk([&](linalg::IndexOp index) {
+    readsUnitIndex |= index.getDim() == 1;
+  });
+  if (readsUnitIndex)
+    return single;
+  group.view = view;
+  group.viewedEpilogue = epilogue;
+  return group;
+}
+
 /// The group of `projection`: with the elementwise op that alone reads it,
 /// if every projection that op reads is read only by it, at an identity
 /// map, and shares `projection`'s rows and column count.
-ProjectionGroup groupOf(linalg::GenericOp projection,
-                        function_ref<bool(linalg::GenericOp)> isTileable) {
-  ProjectionGroup single{{projection}, {}};
+ProjectionGroup plainGroupOf(linalg::GenericOp projection,
+                             function_ref<bool(linalg::GenericOp)> isTileable) {
+  ProjectionGroup single{{projection}, {}, {}, {}};
   Value result = projection->getResult(0);
   if (!result.hasOneUse())
     return single;
@@ -642,7 +852,7 @@ ProjectionGroup groupOf(linalg::GenericOp projection,
   auto weightsOf = [](linalg::GenericOp op) {
     return cast<RankedTensorType>(op.getDpsInputs()[1].getType());
   };
-  ProjectionGroup group{{}, epilogue};
+  ProjectionGroup group{{}, epilogue, {}, {}};
   for (OpOperand *operand : epilogue.getDpsInputOperands()) {
     auto other = operand->get().getDefiningOp<linalg::GenericOp>();
     if (!other || !isTileable(other))
@@ -656,6 +866,25 @@ ProjectionGroup groupOf(linalg::GenericOp projection,
   }
   if (!llvm::is_contained(group.projections, projection))
     return single;
+  return group;
+}
+
+/// The group of `projection`: with plainGroupOf's epilogue (`plain`), then
+/// with the viewed epilogue that reads its result (`viewed`), where there
+/// are.
+ProjectionGroup groupOf(linalg::GenericOp projection,
+                        function_ref<bool(linalg::GenericOp)> isTileable,
+                        bool plain, bool viewed) {
+  ProjectionGroup group{{projection}, {}, {}, {}};
+  if (plain)
+    group = plainGroupOf(projection, isTileable);
+  Value result = group.root()->getResult(0);
+  if (!viewed)
+    return group;
+  if (!result.hasOneUse())
+    return group;
+  if (auto view = dyn_cast<tensor::ExpandShapeOp>(*result.getUsers().begin()))
+    return withViewedEpilogue(group, view);
   return group;
 }
 
@@ -731,8 +960,14 @@ struct TfmCPUTileProjectionsPass
     for (linalg::GenericOp op : projections) {
       if (done.contains(op))
         continue;
-      groups.push_back(fuseEpilogues ? groupOf(op, isTileable)
-                                     : ProjectionGroup{{op}, {}});
+      ProjectionGroup group =
+          groupOf(op, isTileable, fuseEpilogues, fuseViewedEpilogues);
+      // A viewed epilogue needs column blocks of whole units of its view.
+      if (group.view && !fitsColumnBlocks({group})) {
+        group.view = {};
+        group.viewedEpilogue = {};
+      }
+      groups.push_back(group);
       for (linalg::GenericOp projection : groups.back().projections)
         done.insert(projection);
     }
@@ -742,9 +977,13 @@ struct TfmCPUTileProjectionsPass
         continue;
       SmallVector<ProjectionGroup> together{groups[i]};
       tiled[i] = true;
-      for (size_t j = i + 1; fuseSiblings && j < groups.size(); ++j)
-        if (!tiled[j] && areSiblings(groups[i], groups[j]))
-          together.push_back(groups[j]);
+      for (size_t j = i + 1; fuseSiblings && j < groups.size(); ++j) {
+        if (tiled[j] || !areSiblings(groups[i], groups[j]))
+          continue;
+        together.push_back(groups[j]);
+        if (!fitsColumnBlocks(together))
+          together.pop_back();
+      }
       if (together.size() > 1)
         together = gatherSiblings(rewriter, std::move(together));
       for (size_t j = i + 1; j < groups.size(); ++j)
@@ -779,6 +1018,19 @@ struct TfmCPUTileProjectionsPass
            startsEmpty(a) && startsEmpty(b);
   }
 
+  /// Whether `groups` (blocked alike) have column blocks that divide them
+  /// all: blockingOf's, without a column tail where a group has a view.
+  bool fitsColumnBlocks(ArrayRef<ProjectionGroup> groups) const {
+    auto blocking = blockingOf(groups.front().projections.front());
+    bool hasTail = blocking->second.has_value();
+    if (hasTail && llvm::any_of(groups, [](const ProjectionGroup &group) {
+          return group.view != nullptr;
+        }))
+      return false;
+    ColumnBlocks blocks = columnBlocks(groups, blocking->first, hasTail);
+    return blocks.packed && blocks.streamed;
+  }
+
   /// Whether `group` writes a fresh buffer: a filled empty tensor (a
   /// projection alone), or an empty one its epilogue does not read; not
   /// its caller's.
@@ -787,7 +1039,7 @@ struct TfmCPUTileProjectionsPass
     if (callerDestination(root))
       return false;
     Value init = root.getDpsInits()[0];
-    if (!group.epilogue) {
+    if (root == group.projections.front()) {
       auto fill = init.getDefiningOp<linalg::FillOp>();
       return fill && fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>();
     }

@@ -315,111 +315,218 @@ struct FFNLowering : OpConversionPattern<FFNOp> {
   }
 };
 
-/// y[d] = x[d]·cos(pos·θ^(-2k/D)) + sign(d)·x[partner(d)]·sin(...), where
-/// half pairs (k, k + D/2) and interleaved pairs (2k, 2k + 1). Angles are
-/// computed in f64: positions reach 1e5 and an f32 angle would cost digits.
+/// cos and sin of the angle pos · θ^(-2k/D) of every position and pair k
+/// (or of Llama 3's scaled frequencies), [B, S, D/2] in f32 for positions
+/// [S] or [B, S], sized [batch, length] as the rotated tensor (so that
+/// the positions' sizes are checked against it): computed in f64 (positions reach
+/// 1e5, where an f32 angle would cost digits) once per position and pair,
+/// not again for every head of q and k.
+std::pair<Value, Value> ropeTables(LinalgBuilder &lb, RopeOp op,
+                                   Value positions, OpFoldResult batch,
+                                   OpFoldResult length, int64_t headDim) {
+  OpBuilder &b = lb.builder();
+  Location loc = lb.location();
+  int64_t half = headDim / 2;
+  double theta = op.getTheta().convertToDouble();
+  auto positionType = cast<RankedTensorType>(positions.getType());
+  bool batched = positionType.getRank() == 2;
+  // Scaled frequencies (Llama 3) as a table computed here, in f64.
+  Value frequencies;
+  if (RopeScalingAttr scaling = op.getScalingAttr()) {
+    SmallVector<double> table;
+    for (int64_t pair = 0; pair < half; ++pair)
+      table.push_back(scaling.inverseFrequency(pair, headDim, theta));
+    auto tableType = RankedTensorType::get({half}, b.getF64Type());
+    frequencies = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(tableType, ArrayRef<double>(table)));
+  }
+  SmallVector<OpFoldResult> sizes{batch, length, b.getIndexAttr(half)};
+  Value cosInit = lb.empty(sizes, lb.f32()), sinInit = lb.empty(sizes, lb.f32());
+  AffineMap identity = lb.map(3, {0, 1, 2});
+  auto tables = linalg::GenericOp::create(
+      b, loc, TypeRange{cosInit.getType(), sinInit.getType()},
+      ValueRange{positions}, ValueRange{cosInit, sinInit},
+      ArrayRef<AffineMap>{batched ? lb.map(3, {0, 1}) : lb.map(3, {1}),
+                          identity, identity},
+      SmallVector<Iter>(3, Iter::parallel),
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Type f64 = nb.getF64Type();
+        Value pair = linalg::IndexOp::create(nb, nl, 2);
+        Value inverseFrequency;
+        if (frequencies) {
+          inverseFrequency =
+              tensor::ExtractOp::create(nb, nl, frequencies, ValueRange{pair});
+        } else {
+          // θ^(-2k/D) = exp(k · (-2 ln θ / D))
+          Value k = arith::UIToFPOp::create(
+              nb, nl, f64,
+              arith::IndexCastUIOp::create(nb, nl, nb.getI64Type(), pair));
+          Value exponent = arith::ConstantOp::create(
+              nb, nl, nb.getF64FloatAttr(-2.0 * std::log(theta) / headDim));
+          inverseFrequency = math::ExpOp::create(
+              nb, nl, arith::MulFOp::create(nb, nl, k, exponent));
+        }
+        Value angle = arith::MulFOp::create(
+            nb, nl, arith::SIToFPOp::create(nb, nl, f64, args[0]),
+            inverseFrequency);
+        auto single = [&](Value v) -> Value {
+          return arith::TruncFOp::create(nb, nl, nb.getF32Type(), v);
+        };
+        linalg::YieldOp::create(
+            nb, nl,
+            ValueRange{single(math::CosOp::create(nb, nl, angle)),
+                       single(math::SinOp::create(nb, nl, angle))});
+      });
+  return {tables.getResult(0), tables.getResult(1)};
+}
+
+/// `x` [..., D] with each pair of its last dim rotated: the pair (a, b) of
+/// pair k becomes (a·cos - b·sin, b·cos + a·sin), with cos and sin
+/// [..., D/2] read at the dims `tableDims` of x and k. Half pairs (k,
+/// k + D/2) and interleaved pairs (2k, 2k + 1) are both a view of x with a
+/// dim of the two members, [..., 2, D/2] or [..., D/2, 2], and the op reads
+/// each member through its slice of that view: no gathers, the members'
+/// lanes line up.
+Value rotatePairs(LinalgBuilder &lb, Value x, Value cos, Value sin,
+                  ArrayRef<unsigned> tableDims, bool interleaved,
+                  Type elementType) {
+  OpBuilder &b = lb.builder();
+  Location loc = lb.location();
+  auto type = cast<RankedTensorType>(x.getType());
+  unsigned rank = type.getRank();
+  int64_t half = type.getShape().back() / 2;
+  // The pair's dim (size 2) and the pair index's dim of the view.
+  unsigned member = interleaved ? rank : rank - 1;
+  unsigned pairIndex = interleaved ? rank - 1 : rank;
+  SmallVector<int64_t> shape(type.getShape().drop_back());
+  SmallVector<OpFoldResult> sizes = lb.sizesOf(x);
+  sizes.pop_back();
+  SmallVector<ReassociationIndices> reassociation;
+  for (unsigned d = 0; d + 1 < rank; ++d)
+    reassociation.push_back({d});
+  reassociation.push_back({rank - 1, rank});
+  std::array<int64_t, 2> memberSizes{2, half};
+  if (interleaved)
+    std::swap(memberSizes[0], memberSizes[1]);
+  for (int64_t size : memberSizes) {
+    shape.push_back(size);
+    sizes.push_back(b.getIndexAttr(size));
+  }
+  Value pairs = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), x,
+      reassociation, sizes);
+  auto memberSlice = [&](int64_t which) -> Value {
+    SmallVector<OpFoldResult> offsets(rank + 1, b.getIndexAttr(0));
+    SmallVector<OpFoldResult> sliceSizes(sizes);
+    offsets[member] = b.getIndexAttr(which);
+    sliceSizes[member] = b.getIndexAttr(1);
+    return tensor::ExtractSliceOp::create(
+        b, loc, pairs, offsets, sliceSizes,
+        SmallVector<OpFoldResult>(rank + 1, b.getIndexAttr(1)));
+  };
+  MLIRContext *context = b.getContext();
+  SmallVector<AffineExpr> memberExprs;
+  for (unsigned d = 0; d <= rank; ++d)
+    memberExprs.push_back(d == member ? getAffineConstantExpr(0, context)
+                                      : getAffineDimExpr(d, context));
+  AffineMap memberMap = AffineMap::get(rank + 1, 0, memberExprs, context);
+  SmallVector<unsigned> tableLoops(tableDims);
+  tableLoops.push_back(pairIndex);
+  AffineMap tableMap = lb.map(rank + 1, tableLoops);
+  Value rotated = lb.elementwise(
+      {memberSlice(0), memberSlice(1), cos, sin},
+      {memberMap, memberMap, tableMap, tableMap}, sizes, elementType,
+      [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+        Value isFirst = arith::CmpIOp::create(
+            nb, nl, arith::CmpIPredicate::eq,
+            linalg::IndexOp::create(nb, nl, member),
+            arith::ConstantIndexOp::create(nb, nl, 0));
+        Value first = LinalgBuilder::toF32(nb, nl, args[0]);
+        Value second = LinalgBuilder::toF32(nb, nl, args[1]);
+        auto mul = [&](Value u, Value v) -> Value {
+          return arith::MulFOp::create(nb, nl, u, v);
+        };
+        Value newFirst = arith::SubFOp::create(nb, nl, mul(first, args[2]),
+                                               mul(second, args[3]));
+        Value newSecond = arith::AddFOp::create(nb, nl, mul(second, args[2]),
+                                                mul(first, args[3]));
+        return LinalgBuilder::fromF32(
+            nb, nl, arith::SelectOp::create(nb, nl, isFirst, newFirst, newSecond),
+            elementType);
+      });
+  return tensor::CollapseShapeOp::create(b, loc, type.clone(elementType),
+                                         rotated, reassociation);
+}
+
+/// x [B, H, S, D] with its pairs rotated by ropeTables' angles. Where x is
+/// split_heads(rows) (q and k from their projections), the rotation runs on
+/// the rows before the heads are transposed, as [B·S, H, D]: the layout the
+/// projection writes, so that tfm-cpu-tile-projections can rotate each
+/// column block as it finishes it.
 struct RopeLowering : OpConversionPattern<RopeOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(RopeOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     LinalgBuilder lb(rewriter, op.getLoc());
-    Value x = adaptor.getInput(), positions = adaptor.getPositions();
+    Location loc = op.getLoc();
+    Value x = adaptor.getInput();
     RankedTensorType type = op.getType();
-    int64_t headDim = type.getDimSize(3), half = headDim / 2;
+    Type elementType = type.getElementType();
+    int64_t heads = type.getDimSize(1), headDim = type.getDimSize(3);
     bool interleaved = op.getStyle() == RopeStyle::interleaved;
-    double logTheta = std::log(op.getTheta().convertToDouble());
-    bool batched =
-        cast<RankedTensorType>(positions.getType()).getRank() == 2;
-    AffineMap positionMap =
-        batched ? lb.map(4, {0, 2}) : lb.map(4, {2});
-    // Scaled frequencies (Llama 3) as a table computed here, in f64.
-    Value frequencies;
-    if (RopeScalingAttr scaling = op.getScalingAttr()) {
-      double theta = op.getTheta().convertToDouble();
-      SmallVector<double> table;
-      for (int64_t pair = 0; pair < half; ++pair)
-        table.push_back(scaling.inverseFrequency(pair, headDim, theta));
-      auto tableType = RankedTensorType::get({half}, rewriter.getF64Type());
-      frequencies = arith::ConstantOp::create(
-          rewriter, op.getLoc(),
-          DenseElementsAttr::get(tableType, ArrayRef<double>(table)));
+    // Nothing to rotate (a static size 0, where a member's slice would not
+    // verify).
+    if (llvm::is_contained(type.getShape(), 0)) {
+      LinalgBuilder::replaceOp(rewriter, op, lb.empty(lb.sizesOf(x), elementType));
+      return success();
     }
-
-    Value result = lb.elementwise(
-        {x, positions}, {lb.map(4, {0, 1, 2, 3}), positionMap},
-        lb.sizesOf(x), type.getElementType(),
-        [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
-          auto index = [&](int64_t v) {
-            return arith::ConstantIndexOp::create(b, loc, v).getResult();
-          };
-          Value bIdx = linalg::IndexOp::create(b, loc, 0);
-          Value hIdx = linalg::IndexOp::create(b, loc, 1);
-          Value sIdx = linalg::IndexOp::create(b, loc, 2);
-          Value dIdx = linalg::IndexOp::create(b, loc, 3);
-          // Pair index k, partner feature and the sign of the sin term.
-          Value pair, partner, isFirst;
-          if (interleaved) {
-            pair = arith::DivUIOp::create(b, loc, dIdx, index(2));
-            Value parity = arith::RemUIOp::create(b, loc, dIdx, index(2));
-            isFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                            parity, index(0));
-            partner = arith::SelectOp::create(
-                b, loc, isFirst, arith::AddIOp::create(b, loc, dIdx, index(1)),
-                arith::SubIOp::create(b, loc, dIdx, index(1)));
-          } else {
-            isFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                            dIdx, index(half));
-            pair = arith::SelectOp::create(
-                b, loc, isFirst, dIdx,
-                arith::SubIOp::create(b, loc, dIdx, index(half)));
-            partner = arith::SelectOp::create(
-                b, loc, isFirst,
-                arith::AddIOp::create(b, loc, dIdx, index(half)),
-                arith::SubIOp::create(b, loc, dIdx, index(half)));
-          }
-          Type f64 = b.getF64Type();
-          auto f64c = [&](double v) {
-            return arith::ConstantOp::create(b, loc, b.getF64FloatAttr(v))
-                .getResult();
-          };
-          // angle = pos * exp(-2k/D * ln θ)
-          Value k = arith::UIToFPOp::create(
-              b, loc, f64,
-              arith::IndexCastUIOp::create(b, loc, b.getI64Type(), pair));
-          Value invFreq =
-              frequencies
-                  ? tensor::ExtractOp::create(b, loc, frequencies,
-                                              ValueRange{pair})
-                        .getResult()
-                  : math::ExpOp::create(
-                        b, loc,
-                        arith::MulFOp::create(b, loc, k,
-                                              f64c(-2.0 * logTheta / headDim)))
-                        .getResult();
-          Value pos = arith::SIToFPOp::create(b, loc, f64, args[1]);
-          Value angle = arith::MulFOp::create(b, loc, pos, invFreq);
-          Value cos = math::CosOp::create(b, loc, angle);
-          Value sin = math::SinOp::create(b, loc, angle);
-          Value sign = arith::SelectOp::create(b, loc, isFirst, f64c(-1.0),
-                                               f64c(1.0));
-          Value other = tensor::ExtractOp::create(
-              b, loc, x, ValueRange{bIdx, hIdx, sIdx, partner});
-          auto widen = [&](Value v) {
-            return arith::ExtFOp::create(b, loc, f64, v).getResult();
-          };
-          Value rotated = arith::AddFOp::create(
-              b, loc, arith::MulFOp::create(b, loc, widen(args[0]), cos),
-              arith::MulFOp::create(
-                  b, loc, sign,
-                  arith::MulFOp::create(b, loc, widen(other), sin)));
-          // Through f32: f64 -> bf16 has no lowering without compiler-rt.
-          Value single = arith::TruncFOp::create(b, loc, b.getF32Type(),
-                                                 rotated);
-          return LinalgBuilder::fromF32(b, loc, single,
-                                        type.getElementType());
-        });
-    LinalgBuilder::replaceOp(rewriter, op, result);
+    auto [cos, sin] = ropeTables(lb, op, adaptor.getPositions(),
+                                 lb.sizeOf(x, 0), lb.sizeOf(x, 2), headDim);
+    auto split = op.getInput().getDefiningOp<SplitHeadsOp>();
+    if (!split) {
+      LinalgBuilder::replaceOp(
+          rewriter, op,
+          rotatePairs(lb, x, cos, sin, {0, 2}, interleaved, elementType));
+      return success();
+    }
+    // rows [B, S, H·D] -> [B·S, H, D], rotated, -> [B, S, H, D] ->
+    // transposed [B, H, S, D].
+    Value rows = rewriter.getRemappedValue(split.getInput());
+    SmallVector<OpFoldResult> rowSizes = lb.sizesOf(rows);
+    auto rowType = cast<RankedTensorType>(rows.getType());
+    auto collapseRows = [&](Value v) -> Value {
+      return tensor::CollapseShapeOp::create(
+          rewriter, loc, v, SmallVector<ReassociationIndices>{{0, 1}, {2}});
+    };
+    Value flat = collapseRows(rows);
+    int64_t flatRows = cast<RankedTensorType>(flat.getType()).getDimSize(0);
+    OpFoldResult flatSize = lb.sizeOf(flat, 0);
+    Value byHead = tensor::ExpandShapeOp::create(
+        rewriter, loc,
+        RankedTensorType::get({flatRows, heads, headDim},
+                              rowType.getElementType()),
+        flat, SmallVector<ReassociationIndices>{{0}, {1, 2}},
+        SmallVector<OpFoldResult>{flatSize, rewriter.getIndexAttr(heads),
+                                  rewriter.getIndexAttr(headDim)});
+    Value rotated = rotatePairs(lb, byHead, collapseRows(cos),
+                                collapseRows(sin), {0}, interleaved,
+                                elementType);
+    Value unflat = tensor::ExpandShapeOp::create(
+        rewriter, loc,
+        RankedTensorType::get({rowType.getDimSize(0), rowType.getDimSize(1),
+                               heads, headDim},
+                              elementType),
+        rotated, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}},
+        SmallVector<OpFoldResult>{rowSizes[0], rowSizes[1],
+                                  rewriter.getIndexAttr(heads),
+                                  rewriter.getIndexAttr(headDim)});
+    Value init = lb.empty({rowSizes[0], rewriter.getIndexAttr(heads),
+                           rowSizes[1], rewriter.getIndexAttr(headDim)},
+                          elementType);
+    auto transpose = linalg::TransposeOp::create(
+        rewriter, loc, unflat, init, ArrayRef<int64_t>{0, 2, 1, 3});
+    LinalgBuilder::replaceOp(rewriter, op, transpose.getResult()[0]);
     return success();
   }
 };

@@ -11,6 +11,7 @@
 // BAD-DOT: error: bf16-dot must be 0 or 1, got 2
 // RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-tile-projections{register-rows=12}),canonicalize,cse)' | FileCheck %s --check-prefix=ROWS12
 // RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-tile-projections{fuse-siblings=false}),canonicalize,cse)' | FileCheck %s --check-prefix=SEPARATE
+// RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-tile-projections{fuse-viewed-epilogues=false}),canonicalize,cse)' | FileCheck %s --check-prefix=APART
 
 // A projection over a run-time number of rows: fewer rows than a register
 // block (a decode step) stream the weights (next case); otherwise threads
@@ -339,4 +340,48 @@ func.func @qkv_one_loop(%x: tensor<?x?x64xf32>, %wq: tensor<128x64xf32>, %wk: te
   %k = tfm.linear %x, %wk : (tensor<?x?x64xf32>, tensor<64x64xf32>) -> tensor<?x?x64xf32>
   %v = tfm.linear %x, %wv : (tensor<?x?x64xf32>, tensor<64x64xf32>) -> tensor<?x?x64xf32>
   return %q, %k, %v : tensor<?x?x128xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>
+}
+
+// -----
+
+// RoPE of a projection's heads (head dim 64) rotates each column block as
+// it finishes: column blocks of whole heads (128 packed, 64 streamed) are
+// computed into scratch, then the rotation reads that block's [M, heads, 2,
+// 32] view (the pairs' two members as slices) and writes the same view of
+// the result. The angles' cos and sin are one table per row, read whole.
+// CHECK-LABEL: func.func @rope_epilogue
+// CHECK: %[[TABLES:.+]]:2 = linalg.generic
+// CHECK:   math.cos
+// CHECK: %[[RESULT:.+]] = bufferization.alloc_tensor(%{{.+}}) : tensor<?x256xf32>
+// CHECK: scf.forall (%{{.+}}) in (4) shared_outs(%{{.+}} = %[[RESULT]])
+// CHECK:   %[[SCRATCH:.+]] = bufferization.alloc_tensor(%{{.+}}) : tensor<?x64xf32>
+// CHECK:   tensor.expand_shape %{{.+}} {{\[}}[0], [1, 2, 3]] {{.+}} into tensor<?x1x2x32xf32>
+// CHECK:   linalg.generic {{.+}} ins(%{{.+}}, %{{.+}}, %[[TABLES]]#0, %[[TABLES]]#1 : tensor<?x1x1x32xf32>, tensor<?x1x1x32xf32>, tensor<?x32xf32>, tensor<?x32xf32>) outs(%{{.+}} : tensor<?x1x2x32xf32>)
+// CHECK: } else {
+// CHECK: scf.forall (%[[J:.+]]) in (2) shared_outs(%[[SHARED:.+]] = %[[RESULT]])
+// CHECK:   %[[OUT:.+]] = tensor.extract_slice %[[SHARED]][0, %{{.+}}] [%{{.+}}, 128]
+// CHECK:   %[[BLOCK:.+]] = bufferization.alloc_tensor(%{{.+}}) : tensor<?x128xf32>
+// CHECK:   linalg.matmul
+// CHECK:   %[[PAIRS:.+]] = tensor.expand_shape %{{.+}} {{\[}}[0], [1, 2, 3]] {{.+}} into tensor<?x2x2x32xf32>
+// CHECK:   %[[FIRST:.+]] = tensor.extract_slice %[[PAIRS]][0, 0, 0, 0] [%{{.+}}, 2, 1, 32]
+// CHECK:   %[[SECOND:.+]] = tensor.extract_slice %[[PAIRS]][0, 0, 1, 0] [%{{.+}}, 2, 1, 32]
+// CHECK:   %[[OUT_PAIRS:.+]] = tensor.expand_shape %[[OUT]] {{\[}}[0], [1, 2, 3]] {{.+}} into tensor<?x2x2x32xf32>
+// CHECK:   %[[ROTATED:.+]] = linalg.generic {{.+}} ins(%[[FIRST]], %[[SECOND]], %[[TABLES]]#0, %[[TABLES]]#1 : {{.+}}) outs(%[[OUT_PAIRS]] : tensor<?x2x2x32xf32>)
+// CHECK:   %[[ROTATED_BLOCK:.+]] = tensor.collapse_shape %[[ROTATED]] {{\[}}[0], [1, 2, 3]] : tensor<?x2x2x32xf32> into tensor<?x128xf32>
+// CHECK:   tensor.parallel_insert_slice %[[ROTATED_BLOCK]] into %[[SHARED]]
+// CHECK: tensor.expand_shape %{{.+}} {{\[}}[0, 1], [2, 3]] {{.+}} into tensor<?x?x4x64xf32>
+// CHECK: linalg.transpose
+// Without viewed epilogues, the rotation is an op of its own, on the
+// projection's result.
+// APART-LABEL: func.func @rope_epilogue
+// APART: %[[P:.+]] = scf.if
+// APART: %[[PAIRS:.+]] = tensor.expand_shape %[[P]] {{\[}}[0], [1, 2, 3]] {{.+}} into tensor<?x4x2x32xf32>
+// APART: tensor.extract_slice %[[PAIRS]]
+// APART: tensor.extract_slice %[[PAIRS]]
+// APART: linalg.generic {{.+}} outs(%{{.+}} : tensor<?x4x2x32xf32>)
+func.func @rope_epilogue(%x: tensor<?x?x64xf32>, %w: tensor<256x64xf32>, %pos: tensor<?x?xi32>) -> tensor<?x4x?x64xf32> {
+  %p = tfm.linear %x, %w : (tensor<?x?x64xf32>, tensor<256x64xf32>) -> tensor<?x?x256xf32>
+  %h = tfm.split_heads %p : tensor<?x?x256xf32> -> tensor<?x4x?x64xf32>
+  %r = tfm.rope half %h, %pos theta(1.0e+04) : (tensor<?x4x?x64xf32>, tensor<?x?xi32>) -> tensor<?x4x?x64xf32>
+  return %r : tensor<?x4x?x64xf32>
 }

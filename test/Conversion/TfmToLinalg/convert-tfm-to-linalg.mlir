@@ -208,23 +208,74 @@ func.func @ffn_swiglu(%x: tensor<2x5x32xf32>, %g: tensor<48x32xf32>, %u: tensor<
 
 // -----
 
-// RoPE, half pairing: lane d < D/2 pairs with d + D/2 (read with
-// tensor.extract), angles pos·theta^(-2k/D) and the rotation in f64.
+// RoPE, half pairing: lane d < D/2 pairs with d + D/2. cos and sin of the
+// angles pos·theta^(-2k/D) are tables [B, S, D/2] computed in f64 once per
+// position and pair; the rotation reads the pairs' two members as slices of
+// the [..., 2, D/2] view (no gathers) and computes in f32.
+// CHECK-DAG: #[[POSITION:.+]] = affine_map<(d0, d1, d2) -> (d1)>
+// CHECK-DAG: #[[TABLE:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[MEMBER:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, 0, d4)>
+// CHECK-DAG: #[[READ_TABLE:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d4)>
 // CHECK-LABEL: func.func @rope_half
 // CHECK-SAME: (%[[X:[^:]+]]: tensor<1x2x5x16xf32>, %[[POS:[^:]+]]: tensor<5xi32>)
-// CHECK-DAG: %[[HALF:.+]] = arith.constant 8 : index
-// CHECK: linalg.generic {{.+}} ins(%[[X]], %[[POS]] : tensor<1x2x5x16xf32>, tensor<5xi32>)
-// CHECK:   %[[LANE:.+]] = linalg.index 3 : index
-// CHECK:   arith.cmpi ult, %[[LANE]], %[[HALF]] : index
+// CHECK: %[[TABLES:.+]]:2 = linalg.generic {indexing_maps = [#[[POSITION]], #[[TABLE]], #[[TABLE]]]
+// CHECK-SAME: ins(%[[POS]] : tensor<5xi32>) outs({{.+}} : tensor<1x5x8xf32>, tensor<1x5x8xf32>)
 // CHECK:   math.exp %{{.+}} : f64
 // CHECK:   math.cos %{{.+}} : f64
 // CHECK:   math.sin %{{.+}} : f64
-// CHECK:   tensor.extract %[[X]]
-// CHECK:   arith.truncf %{{.+}} : f64 to f32
+// CHECK: %[[PAIRS:.+]] = tensor.expand_shape %[[X]] {{\[}}[0], [1], [2], [3, 4]] {{.+}} into tensor<1x2x5x2x8xf32>
+// CHECK: %[[FIRST:.+]] = tensor.extract_slice %[[PAIRS]][0, 0, 0, 0, 0] [1, 2, 5, 1, 8]
+// CHECK: %[[SECOND:.+]] = tensor.extract_slice %[[PAIRS]][0, 0, 0, 1, 0] [1, 2, 5, 1, 8]
+// CHECK: %[[ROTATED:.+]] = linalg.generic {indexing_maps = [#[[MEMBER]], #[[MEMBER]], #[[READ_TABLE]], #[[READ_TABLE]], {{.+}}]
+// CHECK-SAME: ins(%[[FIRST]], %[[SECOND]], %[[TABLES]]#0, %[[TABLES]]#1
+// CHECK-NOT: tensor.extract
+// CHECK:   linalg.index 3 : index
+// CHECK:   arith.subf
+// CHECK:   arith.addf
+// CHECK:   arith.select
+// CHECK: tensor.collapse_shape %[[ROTATED]] {{\[}}[0], [1], [2], [3, 4]] : tensor<1x2x5x2x8xf32> into tensor<1x2x5x16xf32>
 func.func @rope_half(%x: tensor<1x2x5x16xf32>, %pos: tensor<5xi32>) -> tensor<1x2x5x16xf32> {
   %y = tfm.rope half %x, %pos theta(1.0e+04)
       : (tensor<1x2x5x16xf32>, tensor<5xi32>) -> tensor<1x2x5x16xf32>
   return %y : tensor<1x2x5x16xf32>
+}
+
+// -----
+
+// Interleaved pairs (2k, 2k + 1): the view is [..., D/2, 2], the members
+// its last dim.
+// CHECK-DAG: #[[MEMBER:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, 0)>
+// CHECK-DAG: #[[READ_TABLE:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d3)>
+// CHECK-LABEL: func.func @rope_interleaved
+// CHECK: %[[PAIRS:.+]] = tensor.expand_shape %{{.+}} {{\[}}[0], [1], [2], [3, 4]] {{.+}} into tensor<2x2x5x8x2xf32>
+// CHECK: tensor.extract_slice %[[PAIRS]][0, 0, 0, 0, 0] [2, 2, 5, 8, 1]
+// CHECK: tensor.extract_slice %[[PAIRS]][0, 0, 0, 0, 1] [2, 2, 5, 8, 1]
+// CHECK: linalg.generic {indexing_maps = [#[[MEMBER]], #[[MEMBER]], #[[READ_TABLE]], #[[READ_TABLE]], {{.+}}]
+// CHECK:   linalg.index 4 : index
+func.func @rope_interleaved(%x: tensor<2x2x5x16xf32>, %pos: tensor<2x5xi32>) -> tensor<2x2x5x16xf32> {
+  %y = tfm.rope interleaved %x, %pos theta(1.0e+04)
+      : (tensor<2x2x5x16xf32>, tensor<2x5xi32>) -> tensor<2x2x5x16xf32>
+  return %y : tensor<2x2x5x16xf32>
+}
+
+// -----
+
+// RoPE of split heads (q and k): the rotation runs on the projection's rows
+// [B·S, H, D] before the heads are transposed, so that the projection can
+// rotate its column blocks as it finishes them (tfm-cpu-tile-projections).
+// CHECK-LABEL: func.func @rope_of_split_heads
+// CHECK-SAME: (%[[ROWS:[^:]+]]: tensor<2x5x32xf32>
+// CHECK: %[[FLAT:.+]] = tensor.collapse_shape %[[ROWS]] {{\[}}[0, 1], [2]] : tensor<2x5x32xf32> into tensor<10x32xf32>
+// CHECK: %[[PAIRS:.+]] = tensor.expand_shape %[[FLAT]] {{\[}}[0], [1, 2, 3]] {{.+}} into tensor<10x2x2x8xf32>
+// CHECK: linalg.generic
+// CHECK-SAME: outs(%{{.+}} : tensor<10x2x2x8xf32>)
+// CHECK: %[[HEADS:.+]] = tensor.expand_shape %{{.+}} {{\[}}[0, 1], [2], [3]] {{.+}} into tensor<2x5x2x16xf32>
+// CHECK: linalg.transpose ins(%[[HEADS]] : tensor<2x5x2x16xf32>) {{.+}} permutation = [0, 2, 1, 3]
+func.func @rope_of_split_heads(%rows: tensor<2x5x32xf32>, %pos: tensor<2x5xi32>) -> tensor<2x2x5x16xf32> {
+  %q = tfm.split_heads %rows : tensor<2x5x32xf32> -> tensor<2x2x5x16xf32>
+  %y = tfm.rope half %q, %pos theta(1.0e+04)
+      : (tensor<2x2x5x16xf32>, tensor<2x5xi32>) -> tensor<2x2x5x16xf32>
+  return %y : tensor<2x2x5x16xf32>
 }
 
 // -----

@@ -178,7 +178,7 @@ ids = np.array([[1, 2, 3]], np.int32)
 positions = np.array([[0, 1, 2]], np.int32)
 cases = [
     ("short position_ids", ids, positions[:, :2],
-     "dim 1 of 'input_ids' must equal dim 1 of 'position_ids'"),
+     "dim 1 of 'position_ids' must equal dim 1 of 'input_ids'"),
     ("id equal to vocab_size", np.array([[1, 97, 3]], np.int32), positions,
      "every element of 'input_ids' must be in [0, 97)"),
     ("negative id", np.array([[-1, 2, 3]], np.int32), positions,

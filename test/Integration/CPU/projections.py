@@ -8,8 +8,9 @@
 # 512), N that whole register blocks do not cover (101, 1000, 29: a
 # narrower last block; 8: only that), K that no vector divides (37: the
 # plain contraction), f32 and bf16 weights and inputs, with and without
-# bias; bf16 decode rows through AVX-512 BF16 dot products; FFNs and residuals whose epilogues run on the column blocks; q, k and v in one loop; for
-# AVX-512 and for AVX2 (8-lane vectors).
+# bias; bf16 decode rows through AVX-512 BF16 dot products; FFNs and residuals whose epilogues run on the column blocks; q, k and v in one loop;
+# q and k rotated (RoPE) on their column blocks; for AVX-512 and for AVX2
+# (8-lane vectors).
 
 import sys
 
@@ -189,5 +190,55 @@ for element in ("f32", "bf16"):
                   [(x, element), (g, element)] + [(w, element) for w in ws],
                   np.concatenate([reference.linear(normed, w) for w in r[2:]], -1),
                   element, entry=name)
+
+# q and k of RMSNorm'd rows, each rotated (RoPE, both pairings) as its
+# column blocks finish: head dim 64 (two heads per 128-column block), 4
+# query and 2 key heads beside v in one loop, positions up to 1e4; head dim
+# 48 (96-column blocks); head dim 40, whose 120 columns have a column tail
+# (the rotation stays an op of its own).
+k = 128
+g = 1 + 0.1 * rng.standard_normal(k)
+rope_cases = [(64, style, element, [(1, 1), (1, 7), (1, 43), (2, 65)])
+              for element in ("f32", "bf16") for style in ("half", "interleaved")]
+rope_cases += [(48, "half", "f32", [(1, 1), (3, 43)]),
+               (40, "interleaved", "f32", [(1, 1), (3, 43)])]
+for head_dim, style, element, sizes in rope_cases:
+    widths = (4 * head_dim, 2 * head_dim, 2 * head_dim)
+    ws = [rng.standard_normal((n, k)) / np.sqrt(k) for n in widths]
+    name = f"rope_qk_d{head_dim}_{style}_{element}"
+    x_type, g_type = tensor((None, None, k), element), tensor((k,), element)
+    w_types = [tensor((n, k), element) for n in widths]
+    rows_types = [tensor((None, None, n), element) for n in widths]
+    pos_type = tensor((None, None), "i32")
+    out = tensor((None, None, sum(widths)), element)
+    body = [f"  %n = tfm.rms_norm %x, %g eps(1.0e-05) : ({x_type}, {g_type}) -> {x_type}"]
+    for i, p in enumerate("qkv"):
+        body.append(f"  %{p}0 = tfm.linear %n, %w{p} : ({x_type}, {w_types[i]}) -> {rows_types[i]}")
+    for i, (p, heads) in enumerate((("q", 4), ("k", 2))):
+        heads_type = tensor((None, heads, None, head_dim), element)
+        body += [f"  %{p}1 = tfm.split_heads %{p}0 : {rows_types[i]} -> {heads_type}",
+                 f"  %{p}2 = tfm.rope {style} %{p}1, %pos theta(1.0e+04) : ({heads_type}, {pos_type}) -> {heads_type}",
+                 f"  %{p} = tfm.merge_heads %{p}2 : {heads_type} -> {rows_types[i]}"]
+    body.append(f"  %c = tensor.concat dim(2) %q, %k, %v0 : ({', '.join(rows_types)}) -> {out}")
+    function = (f"func.func @{name}(%x: {x_type}, %g: {g_type}, %wq: {w_types[0]}, "
+                f"%wk: {w_types[1]}, %wv: {w_types[2]}, %pos: {pos_type}) -> {out} {{\n"
+                + "\n".join(body) + f"\n  return %c : {out}\n}}")
+    for i, (batch, rows) in enumerate(sizes):
+        x = rng.standard_normal((batch, rows, k)) * 3.0
+        positions = rng.integers(0, 10000, (batch, rows)).astype(np.int32)
+        r = [rounded(a, element) for a in (x, g, *ws)]
+        normed = reference.rms_norm(r[0], r[1], 1e-5)
+        q, kk, v = (reference.linear(normed, w) for w in r[2:])
+        rotated = []
+        for projected, heads in ((q, 4), (kk, 2)):
+            split = projected.reshape(batch, rows, heads, head_dim).transpose(0, 2, 1, 3)
+            # The projection's result is rounded before its rotation.
+            split = rounded(split, element)
+            turned = reference.rope(split, positions, 1e4, style)
+            rotated.append(turned.transpose(0, 2, 1, 3).reshape(batch, rows, -1))
+        suite.add(f"{name}_m{batch * rows}", function if i == 0 else None,
+                  [(x, element), (g, element)] + [(w, element) for w in ws]
+                  + [(positions, "i32")],
+                  np.concatenate(rotated + [v], -1), element, entry=name)
 
 suite.run()
