@@ -46,14 +46,51 @@ func.func @normalized_rows_also_returned(%x: tensor<8x64xf32>, %g: tensor<64xf32
 
 // -----
 
-// A LayerNorm is not folded (its mean would need the weights' column sums
-// on every call): the projection reads the normalized rows.
-// CHECK-LABEL: func.func @layer_norm_stays
-// CHECK: %[[N:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<8x64xf32>)
-// CHECK: linalg.generic {{.+}} ins(%[[N]], %{{.+}} : tensor<8x64xf32>, tensor<16x64xf32>)
-func.func @layer_norm_stays(%x: tensor<8x64xf32>, %g: tensor<64xf32>, %b: tensor<64xf32>, %w: tensor<16x64xf32>)
+// A LayerNorm folds into its projections as a row transform: each
+// projection reads the rows themselves with the mean and row scale (per
+// row) and the norm's weight and bias (per step), and normalizes them as it
+// reads them, ((x - mean)·r)·g + b, in f32; the normalized rows are gone.
+// CHECK-DAG: #[[ROWS_MAP:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[WEIGHTS_MAP:.+]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[PER_ROW:.+]] = affine_map<(d0, d1, d2) -> (d0)>
+// CHECK-DAG: #[[PER_STEP:.+]] = affine_map<(d0, d1, d2) -> (d2)>
+// CHECK-LABEL: func.func @layer_norm_then_projections
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<?x?x64xbf16>, %[[G:[^:]+]]: tensor<64xbf16>, %[[B:[^:]+]]: tensor<64xbf16>, %[[WQ:[^:]+]]: tensor<64x64xbf16>, %[[WK:[^:]+]]: tensor<32x64xbf16>)
+// CHECK: %[[MEAN:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "parallel"]} ins(%{{[0-9]+}} : tensor<?x?xf32>)
+// CHECK: %[[SCALE:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "parallel"]} ins(%{{[0-9]+}} : tensor<?x?xf32>)
+// CHECK:   math.rsqrt
+// CHECK-NOT: ins(%[[X]], %[[MEAN]], %[[SCALE]]
+// CHECK: %[[ROWS:.+]] = tensor.collapse_shape %[[X]] {{\[\[}}0, 1], [2]]
+// CHECK: %[[ROW_MEAN:.+]] = tensor.collapse_shape %[[MEAN]] {{\[\[}}0, 1]]
+// CHECK: %[[ROW_SCALE:.+]] = tensor.collapse_shape %[[SCALE]] {{\[\[}}0, 1]]
+// CHECK: linalg.generic {indexing_maps = [#[[ROWS_MAP]], #[[WEIGHTS_MAP]], #[[PER_ROW]], #[[PER_ROW]], #[[PER_STEP]], #[[PER_STEP]], {{.+}}], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[ROWS]], %[[WQ]], %[[ROW_MEAN]], %[[ROW_SCALE]], %[[G]], %[[B]] :
+// CHECK:   arith.extf
+// CHECK:   arith.subf
+// CHECK:   arith.mulf
+// CHECK:   arith.mulf
+// CHECK:   arith.addf
+// CHECK-NOT: arith.truncf
+// CHECK:   arith.mulf
+// CHECK:   arith.addf
+// CHECK: linalg.generic {{.+}} ins(%[[ROWS]], %[[WK]], %[[ROW_MEAN]], %[[ROW_SCALE]], %[[G]], %[[B]] :
+func.func @layer_norm_then_projections(%x: tensor<?x?x64xbf16>, %g: tensor<64xbf16>, %b: tensor<64xbf16>,
+                                       %wq: tensor<64x64xbf16>, %wk: tensor<32x64xbf16>)
+    -> (tensor<?x?x64xbf16>, tensor<?x?x32xbf16>) {
+  %n = tfm.layer_norm %x, %g, %b eps(1.0e-05) : (tensor<?x?x64xbf16>, tensor<64xbf16>, tensor<64xbf16>) -> tensor<?x?x64xbf16>
+  %q = tfm.linear %n, %wq : (tensor<?x?x64xbf16>, tensor<64x64xbf16>) -> tensor<?x?x64xbf16>
+  %k = tfm.linear %n, %wk : (tensor<?x?x64xbf16>, tensor<32x64xbf16>) -> tensor<?x?x32xbf16>
+  return %q, %k : tensor<?x?x64xbf16>, tensor<?x?x32xbf16>
+}
+
+// -----
+
+// Without a bias: the same, one operand fewer.
+// CHECK-LABEL: func.func @layer_norm_without_bias
+// CHECK: linalg.generic {{.+}} ins(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : tensor<8x64xf32>, tensor<16x64xf32>, tensor<8xf32>, tensor<8xf32>, tensor<64xf32>)
+// CHECK-NOT: linalg.generic
+func.func @layer_norm_without_bias(%x: tensor<8x64xf32>, %g: tensor<64xf32>, %w: tensor<16x64xf32>)
     -> tensor<8x16xf32> {
-  %n = tfm.layer_norm %x, %g, %b eps(1.0e-05) : (tensor<8x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<8x64xf32>
+  %n = tfm.layer_norm %x, %g eps(1.0e-05) : (tensor<8x64xf32>, tensor<64xf32>) -> tensor<8x64xf32>
   %y = tfm.linear %n, %w : (tensor<8x64xf32>, tensor<16x64xf32>) -> tensor<8x16xf32>
   return %y : tensor<8x16xf32>
 }

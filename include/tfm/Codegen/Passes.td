@@ -58,7 +58,8 @@ def TfmCPUDecomposeOnlineAttentionPass
 
 def TfmFuseNormProjectionPass
     : Pass<"tfm-fuse-norm-projection", "::mlir::func::FuncOp"> {
-  let summary = "fold an RMSNorm into the projections of its rows";
+  let summary = "fold an RMSNorm or a LayerNorm into the projections of "
+                "its rows";
   let description = [{
     A projection of RMSNorm'd rows (convert-tfm-to-linalg's form
     `n = x · r[row] · g[k]`, its row scale `r = 1/sqrt(mean(x²) + eps)`
@@ -90,6 +91,22 @@ def TfmFuseNormProjectionPass
     %p = linalg.generic ins(%x, %w, %g) ... // Σ_k x · (w · g)
     %y = linalg.generic ins(%p, %r) ... // p · r
     ```
+
+    A projection of LayerNorm'd rows (`n = ((x - μ[row]) · r[row]) · g[k]
+    + b[k]`, mean and row scale computed once per row) becomes a projection
+    that reads the rows themselves and normalizes them as it reads them (a
+    row transform, `transformsRows` in `tfm/Codegen/Projection.h`):
+
+        y[m, n] = Σ_k (((x[m, k] - μ[m]) · r[m]) · g[k] + b[k]) · w[n, k]
+
+    `tfm-cpu-tile-projections` normalizes each `[M, KC]` panel of the rows
+    once per column block (each row once per block when streaming). The
+    mean stays in the rows: moving it out, `r · (Σ x·g·w - μ · Σ g·w) +
+    Σ b·w`, would need two sums over the weights per call (a second pass
+    over them, twice a decode step's traffic) and cancel digits where the
+    mean is large against the deviation. The arithmetic is the unfused
+    norm's, in the same order; a bf16 model's normalized rows are no longer
+    rounded to bf16.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",
@@ -151,6 +168,11 @@ def TfmCPUTileProjectionsPass
     `a` rounded to bf16 once: the widening shifts go, and the products of
     a bf16 model's rows are those a bf16 matmul would form.
     A projection with no columns or no steps (`N` or `K` = 0) is left alone.
+
+    A projection that reads its rows transformed (a LayerNorm folded in by
+    `tfm-fuse-norm-projection`) transforms each `[M, KC]` panel of them
+    into f32 scratch once per column block, which the register blocks then
+    read (and each row once per block in the streamed form).
 
     Epilogues (`fuse-epilogues`, on by default). An elementwise op that
     alone reads one or more projections of the same rows and column count
@@ -224,10 +246,9 @@ def TfmCPUTileProjectionsPass
 def TfmCPUTileRowsPass : Pass<"tfm-cpu-tile-rows", "::mlir::func::FuncOp"> {
   let summary = "run-time sized ops as parallel loops over static rows";
   let description = [{
-    A linalg op on tensors, outside any loop, whose dynamic loops are all
-    parallel (a norm, an elementwise op, RoPE or a transpose over a
-    run-time token count) is tiled by 1 along exactly those loops into an
-    `scf.forall`:
+    A linalg op on tensors whose dynamic loops are all parallel (a norm,
+    an elementwise op, RoPE or a transpose over a run-time token count) is
+    tiled by 1 along exactly those loops into an `scf.forall`:
 
     ```
     %y = scf.forall (%b, %s) in (%B, %S) shared_outs(%o = %init) {
@@ -238,10 +259,12 @@ def TfmCPUTileRowsPass : Pass<"tfm-cpu-tile-rows", "::mlir::func::FuncOp"> {
     ```
 
     Each row is then a static op that `tfm-cpu-vectorize` turns into
-    vector code, and the rows run on OpenMP threads. Ops with a dynamic
-    reduction loop and ops inside loops (tiles of something else) are left
-    alone. Runs after the entry-point checks are inserted: they read the
-    sizes of untiled ops.
+    vector code, and the rows run on OpenMP threads. Ops inside loops
+    (tiles of something else: a projection block's epilogue or row
+    transform) get an `scf.for` instead: a parallel loop there would nest
+    OpenMP regions. Ops with a dynamic reduction loop are left alone. Runs
+    after the entry-point checks are inserted: they read the sizes of
+    untiled ops.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect"];

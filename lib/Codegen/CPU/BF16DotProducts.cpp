@@ -10,6 +10,8 @@
 
 #include "ProjectionBlocks.h"
 
+#include "tfm/Codegen/Projection.h"
+
 #include "tfm/Dialect/Tfm/Utils/LinalgBuilder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -225,7 +227,8 @@ bool canStreamBF16Dot(Value w, int64_t block) {
 /// of 16 f32 lanes, each step adding the products of 32 bf16 pairs;
 /// y[m, n] += the accumulator's lane sum.
 Value streamedDotColumnBlock(OpBuilder &builder, Location loc, Value a,
-                             Value w, Value scale, Value init, Value nBlock) {
+                             Value w, Value scale, linalg::GenericOp transform,
+                             Value init, Value nBlock) {
   int64_t block = cast<RankedTensorType>(init.getType()).getDimSize(1);
   int64_t depth = cast<RankedTensorType>(w.getType()).getDimSize(1);
   Type bf16 = builder.getBF16Type(), f32 = builder.getF32Type();
@@ -241,12 +244,22 @@ Value streamedDotColumnBlock(OpBuilder &builder, Location loc, Value a,
       [&](OpBuilder &b, Location l, Value m, ValueRange carried) {
         LinalgBuilder lb(b, l);
         // The row in bf16: [depth].
-        Value row = tensor::ExtractSliceOp::create(
-            b, l, RankedTensorType::get({depth},
-                                        getElementTypeOrSelf(a.getType())),
-            a, ArrayRef<OpFoldResult>{m, b.getIndexAttr(0)},
-            ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(depth)},
-            ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+        Value row;
+        if (transform) {
+          row = tensor::CollapseShapeOp::create(
+              b, l,
+              transformedRows(b, l, transform, m, b.getIndexAttr(1),
+                              b.getIndexAttr(0), depth),
+              SmallVector<ReassociationIndices>{{0, 1}});
+        } else {
+          row = tensor::ExtractSliceOp::create(
+              b, l,
+              RankedTensorType::get({depth},
+                                    getElementTypeOrSelf(a.getType())),
+              a, ArrayRef<OpFoldResult>{m, b.getIndexAttr(0)},
+              ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(depth)},
+              ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+        }
         SmallVector<Value> inputs{row};
         SmallVector<AffineMap> maps{lb.map(1, {0})};
         if (scale) {

@@ -9,6 +9,7 @@
 #ifndef TFM_LIB_CODEGEN_CPU_PROJECTIONBLOCKS_H
 #define TFM_LIB_CODEGEN_CPU_PROJECTIONBLOCKS_H
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 
@@ -79,9 +80,12 @@ Value dotRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
 bool canStreamBF16Dot(Value w, int64_t block);
 
 /// One [M, NB] column block of a projection of a few rows, its bf16
-/// weights streamed through vdpbf16ps: `init` + a · w[nBlock : +NB, :]ᵀ.
+/// weights streamed through vdpbf16ps: `init` + a · w[nBlock : +NB, :]ᵀ,
+/// each row transformed first where there is a `transform` (a projection
+/// that transformsRows).
 Value streamedDotColumnBlock(OpBuilder &builder, Location loc, Value a,
-                             Value w, Value scale, Value init, Value nBlock);
+                             Value w, Value scale, linalg::GenericOp transform,
+                             Value init, Value nBlock);
 
 } // namespace mlir::tfm::projection
 

@@ -123,10 +123,12 @@ Value packScaled(OpBuilder &b, Location loc, Value w, Value scale, Value row,
 /// The packed form of the file comment for one column block: Kᵀ panels
 /// packed to f32, MR x NR register blocks over the rows, then the rows left.
 /// With `pairs` (canPackBF16Dot), panels of bf16 pairs for dot products
-/// instead, KC the largest multiple of 32 up to 128 that divides K.
+/// instead, KC the largest multiple of 32 up to 128 that divides K. With a
+/// `transform` (a projection that transformsRows), each [M, KC] panel of
+/// the rows is transformed first, once per column block.
 Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
-                        Value scale, Value init, Value nBlock,
-                        const Blocking &blocking, bool pairs) {
+                        Value scale, linalg::GenericOp transform, Value init,
+                        Value nBlock, const Blocking &blocking, bool pairs) {
   int64_t depth = cast<RankedTensorType>(w.getType()).getDimSize(1);
   int64_t panelDepth =
       pairs ? blockSize(depth, 32, kMaxPanelDepth) : blocking.depth;
@@ -149,6 +151,13 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
                                   panelDepth)
                   : packScaled(b, l, w, scale, nBlock, k0, blocking.block,
                                panelDepth);
+        // The rows the blocks read, and their first step.
+        Value rows = a, rowStep = k0;
+        if (transform) {
+          rows = transformedRows(b, l, transform, b.getIndexAttr(0), rowCount,
+                                 k0, panelDepth);
+          rowStep = index(b, l, 0);
+        }
         auto nLoop = scf::ForOp::create(
             b, l, index(b, l, 0), index(b, l, blocking.block),
             index(b, l, blocking.columns), carried,
@@ -156,15 +165,16 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
               Value strip = slice2D(nb, nl, inner[0], nb.getIndexAttr(0), n1,
                                     rowCount,
                                     nb.getIndexAttr(blocking.columns));
-              auto rowsFrom = [&](Value begin, Value end, int64_t rows) {
+              auto rowsFrom = [&](Value begin, Value end, int64_t blockRows) {
                 if (pairs)
-                  return dotRowBlocks(nb, nl, a, packed, n1, blocking.columns,
-                                      strip, k0, begin, end, rows);
+                  return dotRowBlocks(nb, nl, rows, packed, n1,
+                                      blocking.columns, strip, rowStep, begin,
+                                      end, blockRows);
                 Value panel = slice2D(nb, nl, packed, nb.getIndexAttr(0), n1,
                                       nb.getIndexAttr(panelDepth),
                                       nb.getIndexAttr(blocking.columns));
-                return rowBlocks(nb, nl, a, panel, strip, k0, begin, end,
-                                 rows);
+                return rowBlocks(nb, nl, rows, panel, strip, rowStep, begin,
+                                 end, blockRows);
               };
               strip = rowsFrom(index(nb, nl, 0), fullRows, blocking.rows);
               strip = rowsFrom(fullRows, rowsValue, 1);
@@ -183,9 +193,10 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
 /// a[m, kc·L + l] · w[n, kc·L + l] (L = `lanes`), which tfm-cpu-vectorize
 /// turns into one accumulator per weight row, then y[m, n] += Σ_l p[n, l].
 /// The block's weight rows stay in cache from one row of `a` to the next.
+/// With a `transform`, each row is transformed first.
 Value streamedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
-                          Value scale, Value init, Value nBlock,
-                          int64_t lanes) {
+                          Value scale, linalg::GenericOp transform, Value init,
+                          Value nBlock, int64_t lanes) {
   int64_t block = cast<RankedTensorType>(init.getType()).getDimSize(1);
   int64_t depth = cast<RankedTensorType>(w.getType()).getDimSize(1);
   int64_t chunks = depth / lanes;
@@ -211,8 +222,12 @@ Value streamedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
       ValueRange{init},
       [&](OpBuilder &b, Location l, Value m, ValueRange carried) {
         LinalgBuilder lb(b, l);
-        Value row = slice2D(b, l, a, m, b.getIndexAttr(0), b.getIndexAttr(1),
-                            b.getIndexAttr(depth));
+        Value row = transform ? transformedRows(b, l, transform, m,
+                                                b.getIndexAttr(1),
+                                                b.getIndexAttr(0), depth)
+                              : slice2D(b, l, a, m, b.getIndexAttr(0),
+                                        b.getIndexAttr(1),
+                                        b.getIndexAttr(depth));
         // A column scale multiplies the row once, not every weight row.
         if (scale)
           row = lb.generic(
@@ -251,6 +266,11 @@ Value streamedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
                      b.getIndexAttr(1), b.getIndexAttr(block)));
       });
   return rowLoop.getResult(0);
+}
+
+/// `projection` if it transforms its rows as it reads them, else null.
+linalg::GenericOp transformOf(linalg::GenericOp projection) {
+  return transformsRows(projection) ? projection : linalg::GenericOp();
 }
 
 /// Projections over the same rows and columns, and the elementwise op that
@@ -668,8 +688,8 @@ void tileProjectionGroups(RewriterBase &rewriter,
                                linalg::GenericOp projection, Value init,
                                Value nBlock) {
       Value w = projection.getDpsInputs()[1];
-      return packedColumnBlock(b, l, a, w, columnScaleOf(projection), init,
-                               nBlock, blocking,
+      return packedColumnBlock(b, l, a, w, columnScaleOf(projection),
+                               transformOf(projection), init, nBlock, blocking,
                                bf16Dot && canPackBF16Dot(w, blocking));
     };
   };
@@ -680,9 +700,9 @@ void tileProjectionGroups(RewriterBase &rewriter,
     int64_t block = cast<RankedTensorType>(init.getType()).getDimSize(1);
     if (bf16Dot && canStreamBF16Dot(w, block))
       return streamedDotColumnBlock(b, l, a, w, columnScaleOf(projection),
-                                    init, nBlock);
-    return streamedColumnBlock(b, l, a, w, columnScaleOf(projection), init,
-                               nBlock, lanes);
+                                    transformOf(projection), init, nBlock);
+    return streamedColumnBlock(b, l, a, w, columnScaleOf(projection),
+                               transformOf(projection), init, nBlock, lanes);
   };
   ColumnBlocks blocks = columnBlocks(groups, main, tail.has_value());
   main.block = blocks.packed;

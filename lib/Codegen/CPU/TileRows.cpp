@@ -55,12 +55,9 @@ std::optional<SmallVector<int64_t>> rowTileSizes(linalg::LinalgOp op) {
 struct TfmCPUTileRowsPass
     : tfm::impl::TfmCPUTileRowsPassBase<TfmCPUTileRowsPass> {
   void runOnOperation() override {
-    // Ops already inside a loop are tiles of something else: parallelizing
-    // them again would nest OpenMP regions.
     SmallVector<linalg::LinalgOp> ops;
     getOperation()->walk([&](linalg::LinalgOp op) {
-      if (op.hasPureTensorSemantics() &&
-          !op->getParentOfType<LoopLikeOpInterface>())
+      if (op.hasPureTensorSemantics())
         ops.push_back(op);
     });
     IRRewriter rewriter(&getContext());
@@ -68,8 +65,13 @@ struct TfmCPUTileRowsPass
       std::optional<SmallVector<int64_t>> sizes = rowTileSizes(op);
       if (!sizes)
         continue;
+      // Ops already inside a loop are tiles of something else (a
+      // projection's column block and its epilogue): their rows go
+      // sequentially, as parallel loops there would nest OpenMP regions.
+      bool nested = op->getParentOfType<LoopLikeOpInterface>() != nullptr;
       scf::SCFTilingOptions options;
-      options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+      options.setLoopType(nested ? scf::SCFTilingOptions::LoopType::ForOp
+                                 : scf::SCFTilingOptions::LoopType::ForallOp);
       options.setTileSizes(getAsIndexOpFoldResult(&getContext(), *sizes));
       rewriter.setInsertionPoint(op);
       FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
@@ -79,8 +81,9 @@ struct TfmCPUTileRowsPass
         return signalPassFailure();
       }
       // Every row costs the same.
-      for (LoopLikeOpInterface loop : tiled->loops)
-        loop->setLoc(tfm::withStaticSchedule(loop->getLoc()));
+      if (!nested)
+        for (LoopLikeOpInterface loop : tiled->loops)
+          loop->setLoc(tfm::withStaticSchedule(loop->getLoc()));
       rewriter.replaceOp(op, tiled->replacements);
     }
   }

@@ -59,45 +59,19 @@ Value reduceLastDim(LinalgBuilder &lb, Value x, Value perRowOperand,
       });
 }
 
-/// y = (x - mean) * rsqrt(meanSquare + eps) * w (+ b), with `mean` null for
-/// RMSNorm. `sumSquares` is the per-row sum of (x - mean)^2.
-Value normalize(LinalgBuilder &lb, Value x, Value mean, Value sumSquares,
-                Value weight, Value bias, double eps, Type elementType) {
-  auto type = cast<RankedTensorType>(x.getType());
-  unsigned rank = type.getRank();
-  double n = static_cast<double>(type.getShape().back());
-  SmallVector<unsigned> outer = iota(rank - 1);
-  SmallVector<Value> inputs{x, sumSquares, weight};
-  SmallVector<AffineMap> maps{lb.map(rank, iota(rank)), lb.map(rank, outer),
-                              lb.map(rank, {rank - 1})};
-  if (mean) {
-    inputs.push_back(mean);
-    maps.push_back(lb.map(rank, outer));
-  }
-  if (bias) {
-    inputs.push_back(bias);
-    maps.push_back(lb.map(rank, {rank - 1}));
-  }
+/// r = 1 / sqrt(sumSquares / n + eps) per row, f32: a norm's row scale, its
+/// own op (computed once per row).
+Value rowScale(LinalgBuilder &lb, Value sumSquares, double n, double eps) {
+  unsigned rowRank = cast<RankedTensorType>(sumSquares.getType()).getRank();
   return lb.elementwise(
-      inputs, maps, lb.sizesOf(x), elementType,
-      [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
-        Value value = LinalgBuilder::toF32(b, loc, args[0]);
-        unsigned next = 3;
-        if (mean)
-          value = arith::SubFOp::create(b, loc, value, args[next++]);
-        Value variance = arith::DivFOp::create(
-            b, loc, args[1], LinalgBuilder::constantF32(b, loc, n));
-        Value denominator = math::RsqrtOp::create(
+      {sumSquares}, {lb.map(rowRank, iota(rowRank))}, lb.sizesOf(sumSquares),
+      lb.f32(), [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+        Value meanSquare = arith::DivFOp::create(
+            b, loc, args[0], LinalgBuilder::constantF32(b, loc, n));
+        return math::RsqrtOp::create(
             b, loc,
-            arith::AddFOp::create(b, loc, variance,
+            arith::AddFOp::create(b, loc, meanSquare,
                                   LinalgBuilder::constantF32(b, loc, eps)));
-        value = arith::MulFOp::create(b, loc, value, denominator);
-        value = arith::MulFOp::create(b, loc, value,
-                                      LinalgBuilder::toF32(b, loc, args[2]));
-        if (bias)
-          value = arith::AddFOp::create(
-              b, loc, value, LinalgBuilder::toF32(b, loc, args[next]));
-        return LinalgBuilder::fromF32(b, loc, value, elementType);
       });
 }
 
@@ -120,19 +94,10 @@ struct RMSNormLowering : OpConversionPattern<RMSNormOp> {
           return arith::MulFOp::create(b, loc, v, v).getResult();
         });
     unsigned rowRank = rank - 1;
-    Value rowScale = lb.elementwise(
-        {sumSquares}, {lb.map(rowRank, iota(rowRank))}, lb.sizesOf(sumSquares),
-        lb.f32(), [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
-          Value meanSquare = arith::DivFOp::create(
-              b, loc, args[0], LinalgBuilder::constantF32(b, loc, n));
-          return math::RsqrtOp::create(
-              b, loc,
-              arith::AddFOp::create(b, loc, meanSquare,
-                                    LinalgBuilder::constantF32(b, loc, eps)));
-        });
+    Value scale = rowScale(lb, sumSquares, n, eps);
     Type elementType = op.getType().getElementType();
     Value y = lb.elementwise(
-        {x, rowScale, adaptor.getWeight()},
+        {x, scale, adaptor.getWeight()},
         {lb.map(rank, iota(rank)), lb.map(rank, iota(rowRank)),
          lb.map(rank, {rank - 1})},
         lb.sizesOf(x), elementType,
@@ -148,8 +113,10 @@ struct RMSNormLowering : OpConversionPattern<RMSNormOp> {
   }
 };
 
-/// mean = sum(x)/n; var = sum((x - mean)^2)/n; y = (x - mean)/sqrt(var + eps)
-/// * w + b (two passes for accuracy).
+/// mean = sum(x)/n; var = sum((x - mean)^2)/n (two passes for accuracy);
+/// y = ((x - mean) · r) · w + b with r = 1/sqrt(var + eps) its own per-row
+/// op, the form tfm-fuse-norm-projection folds into a projection that
+/// reads y.
 struct LayerNormLowering : OpConversionPattern<LayerNormOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -175,10 +142,33 @@ struct LayerNormLowering : OpConversionPattern<LayerNormOp> {
           Value centered = arith::SubFOp::create(b, loc, v, m);
           return arith::MulFOp::create(b, loc, centered, centered).getResult();
         });
-    LinalgBuilder::replaceOp(rewriter, op, normalize(lb, x, mean, sumSquares,
-                                     adaptor.getWeight(), adaptor.getBias(),
-                                     op.getEps().convertToDouble(),
-                                     op.getType().getElementType()));
+    Value scale = rowScale(lb, sumSquares, n, op.getEps().convertToDouble());
+    unsigned rank = rowRank + 1;
+    AffineMap identity = lb.map(rank, iota(rank)),
+              perRow = lb.map(rank, iota(rowRank)),
+              perStep = lb.map(rank, {rowRank});
+    SmallVector<Value> inputs{x, mean, scale, adaptor.getWeight()};
+    SmallVector<AffineMap> maps{identity, perRow, perRow, perStep};
+    Value bias = adaptor.getBias();
+    if (bias) {
+      inputs.push_back(bias);
+      maps.push_back(perStep);
+    }
+    Type elementType = op.getType().getElementType();
+    Value y = lb.elementwise(
+        inputs, maps, lb.sizesOf(x), elementType,
+        [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+          Value value = arith::SubFOp::create(
+              b, loc, LinalgBuilder::toF32(b, loc, args[0]), args[1]);
+          value = arith::MulFOp::create(b, loc, value, args[2]);
+          value = arith::MulFOp::create(b, loc, value,
+                                        LinalgBuilder::toF32(b, loc, args[3]));
+          if (bias)
+            value = arith::AddFOp::create(b, loc, value,
+                                          LinalgBuilder::toF32(b, loc, args[4]));
+          return LinalgBuilder::fromF32(b, loc, value, elementType);
+        });
+    LinalgBuilder::replaceOp(rewriter, op, y);
     return success();
   }
 };

@@ -385,3 +385,51 @@ func.func @rope_epilogue(%x: tensor<?x?x64xf32>, %w: tensor<256x64xf32>, %pos: t
   %r = tfm.rope half %h, %pos theta(1.0e+04) : (tensor<?x4x?x64xf32>, tensor<?x?xi32>) -> tensor<?x4x?x64xf32>
   return %r : tensor<?x4x?x64xf32>
 }
+
+// -----
+
+// A projection that reads its rows transformed (a LayerNorm folded in by
+// tfm-fuse-norm-projection): the packed form transforms each [M, KC] panel
+// of the rows once per column block, and its register blocks read that
+// panel; the streamed form transforms each row.
+// CHECK-LABEL: func.func @transformed_rows
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<?x64xf32>, %[[W:[^:]+]]: tensor<256x64xf32>, %[[MEAN:[^:]+]]: tensor<?xf32>, %[[SCALE:[^:]+]]: tensor<?xf32>, %[[G:[^:]+]]: tensor<64xf32>)
+// CHECK: scf.forall (%{{.+}}) in (8)
+// CHECK:   scf.for %[[M:.+]] = %c0 to %{{.+}} step %c1
+// CHECK:     %[[ROW:.+]] = tensor.extract_slice %[[X]][%[[M]], 0] [1, 64]
+// CHECK:     %[[ROW_MEAN:.+]] = tensor.extract_slice %[[MEAN]][%[[M]]] [1]
+// CHECK:     %[[ROW_SCALE:.+]] = tensor.extract_slice %[[SCALE]][%[[M]]] [1]
+// CHECK:     linalg.generic {{.+}} ins(%[[ROW]], %[[ROW_MEAN]], %[[ROW_SCALE]], %[[G]] : tensor<1x64xf32>, tensor<1xf32>, tensor<1xf32>, tensor<64xf32>) outs(%{{.+}} : tensor<1x64xf32>)
+// CHECK:       arith.subf
+// CHECK:       arith.mulf
+// CHECK:       arith.mulf
+// CHECK: } else {
+// CHECK: scf.forall (%{{.+}}) in (2)
+// CHECK:   %[[PANEL:.+]] = linalg.generic {{.+}} ins(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : tensor<?x64xf32>, tensor<?xf32>, tensor<?xf32>, tensor<64xf32>) outs(%{{.+}} : tensor<?x64xf32>)
+// CHECK:   scf.for
+// CHECK:     scf.for %[[M0:[^ ]+]] =
+// CHECK:       %[[BLOCK_ROWS:.+]] = tensor.extract_slice %[[PANEL]][%[[M0]], 0] [8, 64]
+// CHECK:       linalg.matmul ins(%[[BLOCK_ROWS]], %{{.+}} : tensor<8x64xf32>, tensor<64x32xf32>)
+#rows = affine_map<(d0, d1, d2) -> (d0, d2)>
+#weights = affine_map<(d0, d1, d2) -> (d1, d2)>
+#row = affine_map<(d0, d1, d2) -> (d0)>
+#step = affine_map<(d0, d1, d2) -> (d2)>
+#out = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @transformed_rows(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>, %mean: tensor<?xf32>, %scale: tensor<?xf32>, %g: tensor<64xf32>) -> tensor<?x256xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %m = tensor.dim %x, %c0 : tensor<?x64xf32>
+  %e = tensor.empty(%m) : tensor<?x256xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<?x256xf32>) -> tensor<?x256xf32>
+  %y = linalg.generic {indexing_maps = [#rows, #weights, #row, #row, #step, #out], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w, %mean, %scale, %g : tensor<?x64xf32>, tensor<256x64xf32>, tensor<?xf32>, tensor<?xf32>, tensor<64xf32>) outs(%init : tensor<?x256xf32>) {
+  ^bb0(%a: f32, %wv: f32, %mu: f32, %r: f32, %gv: f32, %acc: f32):
+    %centered = arith.subf %a, %mu : f32
+    %scaled = arith.mulf %centered, %r : f32
+    %normed = arith.mulf %scaled, %gv : f32
+    %term = arith.mulf %normed, %wv : f32
+    %sum = arith.addf %acc, %term : f32
+    linalg.yield %sum : f32
+  } -> tensor<?x256xf32>
+  return %y : tensor<?x256xf32>
+}

@@ -47,14 +47,17 @@ func.func @transpose_heads(%x: tensor<?x?x8x32xf32>, %init: tensor<?x8x?x32xf32>
 // -----
 
 // Left alone: a dynamic reduction loop (rows are not independent along
-// it), static shapes, and ops inside a loop (tiles of something else).
+// it) and static shapes. Ops inside a loop (tiles of something else: a
+// projection's column block and its epilogue) take their rows in a
+// sequential loop, not a parallel one (nested OpenMP regions).
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NOT: scf.forall
 // CHECK: linalg.generic
 // CHECK-SAME: iterator_types = ["parallel", "reduction"]
 // CHECK: linalg.fill {{.+}} -> tensor<4x256xf32>
 // CHECK: scf.for
-// CHECK:   linalg.fill {{.+}} -> tensor<?x256xf32>
+// CHECK:   scf.for
+// CHECK:     linalg.fill {{.+}} -> tensor<1x256xf32>
 #in = affine_map<(d0, d1) -> (d0, d1)>
 #out = affine_map<(d0, d1) -> (d0)>
 func.func @left_alone(%x: tensor<8x?xf32>, %init: tensor<8xf32>, %n: index, %e: tensor<?x256xf32>) -> (tensor<8xf32>, tensor<4x256xf32>, tensor<?x256xf32>) {

@@ -153,7 +153,9 @@ func.func @padding_mask_from_lengths(%lengths: tensor<3xi32>) -> tensor<3x1x1x5x
 // -----
 
 // LayerNorm: the mean, then the biased variance of (x - mean) in a second
-// pass (no E[x²] - E[x]² cancellation), then (x - mean)·rsqrt(var + eps)·w + b.
+// pass (no E[x²] - E[x]² cancellation), the row scale r = rsqrt(var + eps)
+// once per row, then ((x - mean)·r)·w + b (the form tfm-fuse-norm-projection
+// folds into the projections that read it).
 // CHECK-LABEL: func.func @layer_norm_with_bias
 // CHECK-SAME: (%[[X:[^:]+]]: tensor<4x64xf32>, %[[W:[^:]+]]: tensor<64xf32>, %[[B:[^:]+]]: tensor<64xf32>)
 // CHECK-DAG: %[[EPS:.+]] = arith.constant 9.99999974E-6 : f32
@@ -165,10 +167,15 @@ func.func @padding_mask_from_lengths(%lengths: tensor<3xi32>) -> tensor<3x1x1x5x
 // CHECK: %[[SQUARES:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "reduction"]} ins(%[[X]], %[[MEAN]] : tensor<4x64xf32>, tensor<4xf32>)
 // CHECK:   arith.subf
 // CHECK:   arith.mulf
-// CHECK: linalg.generic {{.+}} ins(%[[X]], %[[SQUARES]], %[[W]], %[[MEAN]], %[[B]] :
+// CHECK: %[[SCALE:.+]] = linalg.generic {{.+}} ins(%[[SQUARES]] : tensor<4xf32>)
 // CHECK:   arith.divf %{{.+}}, %[[WIDTH]] : f32
 // CHECK:   arith.addf %{{.+}}, %[[EPS]] : f32
 // CHECK:   math.rsqrt
+// CHECK: linalg.generic {{.+}} ins(%[[X]], %[[MEAN]], %[[SCALE]], %[[W]], %[[B]] :
+// CHECK:   arith.subf
+// CHECK:   arith.mulf
+// CHECK:   arith.mulf
+// CHECK:   arith.addf
 func.func @layer_norm_with_bias(%x: tensor<4x64xf32>, %w: tensor<64xf32>, %b: tensor<64xf32>)
     -> tensor<4x64xf32> {
   %y = tfm.layer_norm %x, %w, %b eps(1.0e-05)

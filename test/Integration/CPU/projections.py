@@ -9,8 +9,8 @@
 # narrower last block; 8: only that), K that no vector divides (37: the
 # plain contraction), f32 and bf16 weights and inputs, with and without
 # bias; bf16 decode rows through AVX-512 BF16 dot products; FFNs and residuals whose epilogues run on the column blocks; q, k and v in one loop;
-# q and k rotated (RoPE) on their column blocks; for AVX-512 and for AVX2
-# (8-lane vectors).
+# q and k rotated (RoPE) on their column blocks; LayerNorm'd rows normalized
+# as the projections read them; for AVX-512 and for AVX2 (8-lane vectors).
 
 import sys
 
@@ -240,5 +240,37 @@ for head_dim, style, element, sizes in rope_cases:
                   [(x, element), (g, element)] + [(w, element) for w in ws]
                   + [(positions, "i32")],
                   np.concatenate(rotated + [v], -1), element, entry=name)
+
+# Projections of LayerNorm'd rows, the rows normalized as each panel of
+# them is read (tfm-fuse-norm-projection's row transform): with and without
+# the norm's bias, K of two panels (256), one (96) and one no vector divides
+# into panels of (80: widened), N with a column tail (101), rows offset by
+# 10 (the mean large against the deviation), f32 and bf16.
+for element, k, n, biased in [("f32", 256, 128, True), ("f32", 96, 101, False),
+                              ("bf16", 256, 128, True), ("bf16", 80, 64, True)]:
+    name = f"layer_norm_{k}_to_{n}_{element}{'_biased' if biased else ''}"
+    g = 1 + 0.1 * rng.standard_normal(k)
+    b = 0.1 * rng.standard_normal(k)
+    ws = [rng.standard_normal((n, k)) / np.sqrt(k) for _ in range(2)]
+    x_type, v_type = tensor((None, None, k), element), tensor((k,), element)
+    w_type, y_type = tensor((n, k), element), tensor((None, None, n), element)
+    out = tensor((None, None, 2 * n), element)
+    norm_args = "%x, %g, %b" if biased else "%x, %g"
+    norm_types = f"{x_type}, {v_type}, {v_type}" if biased else f"{x_type}, {v_type}"
+    function = (f"func.func @{name}(%x: {x_type}, %g: {v_type}, %b: {v_type}, "
+                f"%w0: {w_type}, %w1: {w_type}) -> {out} {{\n"
+                f"  %n = tfm.layer_norm {norm_args} eps(1.0e-05) : ({norm_types}) -> {x_type}\n"
+                f"  %y0 = tfm.linear %n, %w0 : ({x_type}, {w_type}) -> {y_type}\n"
+                f"  %y1 = tfm.linear %n, %w1 : ({x_type}, {w_type}) -> {y_type}\n"
+                f"  %c = tensor.concat dim(2) %y0, %y1 : ({y_type}, {y_type}) -> {out}\n"
+                f"  return %c : {out}\n}}")
+    for i, (batch, rows) in enumerate([(1, 1), (1, 7), (1, 43), (2, 65)]):
+        x = 10.0 + rng.standard_normal((batch, rows, k)) * 2.0
+        r = [rounded(a, element) for a in (x, g, b, *ws)]
+        normed = reference.layer_norm(r[0], r[1], r[2] if biased else None, 1e-5)
+        suite.add(f"{name}_m{batch * rows}", function if i == 0 else None,
+                  [(x, element), (g, element), (b, element)] + [(w, element) for w in ws],
+                  np.concatenate([reference.linear(normed, w) for w in r[3:]], -1),
+                  element, entry=name)
 
 suite.run()
