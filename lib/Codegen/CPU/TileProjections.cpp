@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ProjectionBlocks.h"
+#include "ProjectionGroups.h"
 
 #include "tfm/Codegen/LoopSchedule.h"
 #include "tfm/Codegen/Passes.h"
@@ -39,7 +40,6 @@
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -272,40 +272,6 @@ Value streamedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
 linalg::GenericOp transformOf(linalg::GenericOp projection) {
   return transformsRows(projection) ? projection : linalg::GenericOp();
 }
-
-/// Projections over the same rows and columns, and the elementwise op that
-/// alone reads their results (their epilogue): gate and up with
-/// act(gate)·up, a projection with its bias and activation, or with the
-/// residual it is added to. Without an epilogue, one projection.
-/// After them, a second op can read that result through a view that splits
-/// its columns, [M, N] -> [M, C, ...] (RoPE: each head's pairs, [M, H, 2,
-/// D/2]), directly or through slices of the dims after C: column blocks of
-/// whole units of C (whole heads) are finished by that op alone.
-struct ProjectionGroup {
-  SmallVector<linalg::GenericOp> projections;
-  linalg::GenericOp epilogue;
-  tensor::ExpandShapeOp view;
-  linalg::GenericOp viewedEpilogue;
-
-  Value rows() { return projections.front().getDpsInputs()[0]; }
-  /// The op whose result the group computes.
-  linalg::GenericOp root() {
-    if (viewedEpilogue)
-      return viewedEpilogue;
-    return epilogue ? epilogue : projections.front();
-  }
-  /// The projection or epilogue that the view reads.
-  linalg::GenericOp viewed() {
-    return epilogue ? epilogue : projections.front();
-  }
-  /// The columns of one unit of the view's dim C (1 without a view).
-  int64_t columnUnit() const {
-    tensor::ExpandShapeOp columnView = view;
-    return columnView ? ShapedType::getNumElements(
-                            columnView.getResultType().getShape().drop_front(2))
-                      : 1;
-  }
-};
 
 /// The value a projection's accumulator starts from: its fill value, or
 /// null when it adds to the values of its init.
@@ -765,182 +731,6 @@ void tileProjectionGroups(RewriterBase &rewriter,
       for (linalg::GenericOp projection : group.projections)
         rewriter.eraseOp(projection);
   }
-}
-
-/// Whether `op` is elementwise over [M, N] with an identity result.
-bool isRowColumnElementwise(linalg::GenericOp op) {
-  return op.hasPureTensorSemantics() && op.getNumLoops() == 2 &&
-         op.getNumDpsInits() == 1 &&
-         op.getNumParallelLoops() == op.getNumLoops() &&
-         op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity();
-}
-
-/// Whether `a` and `b` are the same tensor: one value, or two equal
-/// side-effect-free ops on the same operands (the views of the same rows
-/// that each projection makes before CSE).
-bool sameTensor(Value a, Value b) {
-  if (a == b)
-    return true;
-  Operation *x = a.getDefiningOp(), *y = b.getDefiningOp();
-  return x && y && isMemoryEffectFree(x) &&
-         OperationEquivalence::isEquivalentTo(
-             x, y, OperationEquivalence::IgnoreLocations);
-}
-
-/// `group` with the viewed epilogue (ProjectionGroup) that reads its result
-/// through `view`, the only reader of that result: the elementwise op that
-/// alone reads the view, directly or through slices of its dims after C,
-/// with no other operand and no index that depends on C. Else `group`.
-ProjectionGroup withViewedEpilogue(ProjectionGroup group,
-                                   tensor::ExpandShapeOp view) {
-  ProjectionGroup single = group;
-  RankedTensorType viewType = view.getResultType();
-  SmallVector<ReassociationIndices> reassociation =
-      view.getReassociationIndices();
-  if (reassociation.size() != 2 || reassociation[0].size() != 1 ||
-      viewType.getRank() < 3 ||
-      llvm::any_of(viewType.getShape().drop_front(), ShapedType::isDynamic))
-    return single;
-  linalg::GenericOp epilogue;
-  for (Operation *user : view->getUsers()) {
-    Operation *reader = user;
-    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(user)) {
-      // Whole along M and C, unit steps, the view's rank.
-      std::optional<int64_t> rowOffset =
-          getConstantIntValue(slice.getMixedOffsets()[0]);
-      std::optional<int64_t> unitOffset =
-          getConstantIntValue(slice.getMixedOffsets()[1]);
-      if (!slice->hasOneUse() || !slice.hasUnitStride() ||
-          slice.getResultType().getRank() != viewType.getRank() ||
-          rowOffset != 0 || unitOffset != 0 ||
-          !isEqualConstantIntOrValue(slice.getMixedSizes()[0],
-                                     view.getMixedOutputShape()[0]) ||
-          slice.getResultType().getDimSize(1) != viewType.getDimSize(1))
-        return single;
-      reader = *slice->getUsers().begin();
-    }
-    auto op = dyn_cast<linalg::GenericOp>(reader);
-    if (!op || (epilogue && op != epilogue))
-      return single;
-    epilogue = op;
-  }
-  if (!epilogue || !epilogue.hasPureTensorSemantics() ||
-      epilogue.getNumDpsInits() != 1 ||
-      epilogue.getNumLoops() != static_cast<unsigned>(viewType.getRank()) ||
-      epilogue.getNumParallelLoops() != epilogue.getNumLoops() ||
-      !epilogue.getMatchingIndexingMap(epilogue.getDpsInitOperand(0))
-           .isIdentity() ||
-      epilogue.payloadUsesValueFromOperand(epilogue.getDpsInitOperand(0)))
-    return single;
-  MLIRContext *context = epilogue.getContext();
-  AffineExpr rowsDim = getAffineDimExpr(0, context);
-  AffineExpr unitDim = getAffineDimExpr(1, context);
-  for (OpOperand *operand : epilogue.getDpsInputOperands()) {
-    Value input = operand->get();
-    auto slice = input.getDefiningOp<tensor::ExtractSliceOp>();
-    AffineMap map = epilogue.getMatchingIndexingMap(operand);
-    bool viewed = input == view.getResult() ||
-                  (slice && slice.getSource() == view.getResult());
-    if (viewed ? map.getNumResults() < 2 || map.getResult(0) != rowsDim ||
-                     map.getResult(1) != unitDim
-               : map.isFunctionOfDim(1))
-      return single;
-  }
-  bool readsUnitIndex = false;
-  epilogue.getRegion().walk([&](linalg::IndexOp index) {
-    readsUnitIndex |= index.getDim() == 1;
-  });
-  if (readsUnitIndex)
-    return single;
-  group.view = view;
-  group.viewedEpilogue = epilogue;
-  return group;
-}
-
-/// The group of `projection`: with the elementwise op that alone reads it,
-/// if every projection that op reads is read only by it, at an identity
-/// map, and shares `projection`'s rows and column count.
-ProjectionGroup plainGroupOf(linalg::GenericOp projection,
-                             function_ref<bool(linalg::GenericOp)> isTileable) {
-  ProjectionGroup single{{projection}, {}, {}, {}};
-  Value result = projection->getResult(0);
-  if (!result.hasOneUse())
-    return single;
-  auto epilogue = dyn_cast<linalg::GenericOp>(*result.getUsers().begin());
-  if (!epilogue || !isRowColumnElementwise(epilogue))
-    return single;
-  auto weightsOf = [](linalg::GenericOp op) {
-    return cast<RankedTensorType>(op.getDpsInputs()[1].getType());
-  };
-  ProjectionGroup group{{}, epilogue, {}, {}};
-  for (OpOperand *operand : epilogue.getDpsInputOperands()) {
-    auto other = operand->get().getDefiningOp<linalg::GenericOp>();
-    if (!other || !isTileable(other))
-      continue;
-    if (!operand->get().hasOneUse() ||
-        !epilogue.getMatchingIndexingMap(operand).isIdentity() ||
-        !sameTensor(other.getDpsInputs()[0], projection.getDpsInputs()[0]) ||
-        weightsOf(other).getDimSize(0) != weightsOf(projection).getDimSize(0))
-      return single;
-    group.projections.push_back(other);
-  }
-  if (!llvm::is_contained(group.projections, projection))
-    return single;
-  return group;
-}
-
-/// The group of `projection`: with plainGroupOf's epilogue (`plain`), then
-/// with the viewed epilogue that reads its result (`viewed`), where there
-/// are.
-ProjectionGroup groupOf(linalg::GenericOp projection,
-                        function_ref<bool(linalg::GenericOp)> isTileable,
-                        bool plain, bool viewed) {
-  ProjectionGroup group{{projection}, {}, {}, {}};
-  if (plain)
-    group = plainGroupOf(projection, isTileable);
-  Value result = group.root()->getResult(0);
-  if (!viewed)
-    return group;
-  if (!result.hasOneUse())
-    return group;
-  if (auto view = dyn_cast<tensor::ExpandShapeOp>(*result.getUsers().begin()))
-    return withViewedEpilogue(group, view);
-  return group;
-}
-
-/// Whether `operand` of an elementwise op over [B, S, N] is the
-/// [B, S, N] view of a projection's [M, N] result, or an elementwise op's
-/// result is viewed as [M, N] again: collapsing the op to [M, N] lets the
-/// projection's epilogue be tiled with it.
-bool collapsesToProjection(OpOperand *operand) {
-  Operation *owner = operand->getOwner();
-  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(owner)) {
-    auto producer = collapse.getSrc().getDefiningOp<linalg::GenericOp>();
-    return producer && producer.getNumParallelLoops() == producer.getNumLoops();
-  }
-  auto consumer = dyn_cast<linalg::GenericOp>(owner);
-  auto expand = operand->get().getDefiningOp<tensor::ExpandShapeOp>();
-  auto projection =
-      expand ? expand.getSrc().getDefiningOp<linalg::GenericOp>() : nullptr;
-  return consumer &&
-         consumer.getNumParallelLoops() == consumer.getNumLoops() &&
-         projection && isProjection(projection);
-}
-
-/// Whether the elementwise op producing `operand` reads a projection and
-/// only this elementwise op reads it: the two become one epilogue (bias,
-/// then residual).
-bool extendsEpilogue(OpOperand *operand) {
-  auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
-  auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
-  if (!consumer || !producer || !operand->get().hasOneUse() ||
-      consumer.getNumParallelLoops() != consumer.getNumLoops() ||
-      producer.getNumParallelLoops() != producer.getNumLoops())
-    return false;
-  return llvm::any_of(producer.getDpsInputs(), [](Value input) {
-    auto projection = input.getDefiningOp<linalg::GenericOp>();
-    return projection && isProjection(projection);
-  });
 }
 
 struct TfmCPUTileProjectionsPass
