@@ -398,14 +398,19 @@ def TfmDropSelfCopiesPass
 }
 
 def TfmCPUHoistThreadScratchPass : Pass<"tfm-cpu-hoist-thread-scratch"> {
-  let summary = "allocate a parallel loop's stack scratch once per thread";
+  let summary = "allocate a parallel loop's scratch once per thread";
   let description = [{
     Runs after `convert-scf-to-openmp`: a static `memref.alloca` at the top
     level of an `omp.loop_nest` body (inside its `memref.alloca_scope`)
     moves to the start of the enclosing `omp.parallel` region. Each thread
     then allocates its scratch once and reuses it for every iteration it
-    runs. Legal because such buffers come from `tensor.empty`: no iteration
-    reads what another left in them.
+    runs. So does a heap `memref.alloc` anywhere in the body whose sizes
+    are known before the region and that one `memref.dealloc` in its own
+    block frees (a projection's `[M, NB]` epilogue blocks, its `[M, KC]`
+    transformed rows): the dealloc moves to the end of the region, so a
+    thread allocates the buffer once per loop instead of once per
+    iteration. Legal because such buffers come from `tensor.empty`: no
+    iteration reads what another left in them.
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }

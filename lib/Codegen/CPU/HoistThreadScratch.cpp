@@ -30,6 +30,37 @@ omp::ParallelOp threadRegionOf(memref::AllocaOp alloca) {
   return dyn_cast<omp::ParallelOp>(wsloop->getParentOp());
 }
 
+/// The omp.parallel region a heap buffer of a parallel loop's iteration
+/// can move to, with the dealloc that frees it: a memref.alloc anywhere in
+/// the body of an omp.loop_nest of an omp.wsloop of that omp.parallel,
+/// whose sizes are known before the region, freed by one memref.dealloc in
+/// its own block (so it lives within one iteration of that block).
+std::pair<omp::ParallelOp, memref::DeallocOp>
+threadRegionOf(memref::AllocOp alloc) {
+  auto nest = alloc->getParentOfType<omp::LoopNestOp>();
+  auto wsloop = nest ? dyn_cast<omp::WsloopOp>(nest->getParentOp()) : nullptr;
+  auto parallel =
+      wsloop ? dyn_cast<omp::ParallelOp>(wsloop->getParentOp()) : nullptr;
+  if (!parallel || alloc->getParentOfType<omp::ParallelOp>() != parallel)
+    return {};
+  if (llvm::any_of(alloc->getOperands(), [&](Value size) {
+        return parallel.getRegion().isAncestor(size.getParentRegion());
+      }))
+    return {};
+  memref::DeallocOp dealloc;
+  for (Operation *user : alloc->getUsers()) {
+    auto free = dyn_cast<memref::DeallocOp>(user);
+    if (!free)
+      continue;
+    if (dealloc || free->getBlock() != alloc->getBlock())
+      return {};
+    dealloc = free;
+  }
+  if (!dealloc)
+    return {};
+  return {parallel, dealloc};
+}
+
 struct TfmCPUHoistThreadScratchPass
     : tfm::impl::TfmCPUHoistThreadScratchPassBase<
           TfmCPUHoistThreadScratchPass> {
@@ -38,6 +69,21 @@ struct TfmCPUHoistThreadScratchPass
       if (omp::ParallelOp parallel = threadRegionOf(alloca))
         alloca->moveBefore(&parallel.getRegion().front().front());
     });
+    // Heap scratch of a run-time size (a projection's [M, NB] epilogue
+    // blocks): once per thread and loop instead of once per iteration.
+    // Collected first: moving an alloc's dealloc out of its block under the
+    // walk would derail the walk. Moved last to first, so that the buffers
+    // keep their order and are freed in reverse.
+    SmallVector<memref::AllocOp> allocs;
+    getOperation()->walk([&](memref::AllocOp alloc) { allocs.push_back(alloc); });
+    for (memref::AllocOp alloc : llvm::reverse(allocs)) {
+      auto [parallel, dealloc] = threadRegionOf(alloc);
+      if (!parallel)
+        continue;
+      Block &region = parallel.getRegion().front();
+      alloc->moveBefore(&region.front());
+      dealloc->moveBefore(region.getTerminator());
+    }
   }
 };
 

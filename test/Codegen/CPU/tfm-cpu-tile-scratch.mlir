@@ -89,3 +89,51 @@ func.func @sequential_loop() {
   }
   return
 }
+
+// -----
+
+// Heap buffers of a run-time size that an iteration frees itself (a
+// projection's [M, NB] epilogue blocks): each thread allocates them once,
+// before the worksharing loop, and frees them after it. One whose size the
+// iteration computes, and one freed in another block, stay in the loop.
+// PROMOTE-LABEL: func.func @iteration_heap_scratch
+// HOIST-LABEL: func.func @iteration_heap_scratch
+// HOIST-SAME:    (%[[ROWS:.+]]: index, %{{.+}}: i1)
+// HOIST:         omp.parallel {
+// HOIST-NEXT:      %[[BLOCK:.+]] = memref.alloc(%[[ROWS]]) : memref<?x128xf32>
+// HOIST-NEXT:      %[[PANEL:.+]] = memref.alloc(%[[ROWS]]) : memref<?x64xf32>
+// HOIST-NEXT:      omp.wsloop
+// HOIST:             "test.use"(%[[BLOCK]])
+// HOIST:             memref.alloc(%{{.+}}) : memref<?xf32>
+// HOIST:             "test.use"(%[[PANEL]])
+// HOIST:             memref.alloc(%[[ROWS]]) : memref<?x32xf32>
+// HOIST:             scf.if
+// HOIST:               memref.dealloc
+// HOIST:           memref.dealloc %[[PANEL]]
+// HOIST-NEXT:      memref.dealloc %[[BLOCK]]
+// HOIST-NEXT:      omp.terminator
+func.func @iteration_heap_scratch(%rows: index, %flag: i1) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.forall (%i) in (8) {
+    %block = memref.alloc(%rows) : memref<?x128xf32>
+    "test.use"(%block) : (memref<?x128xf32>) -> ()
+    memref.dealloc %block : memref<?x128xf32>
+    %size = arith.addi %rows, %i : index
+    %sized = memref.alloc(%size) : memref<?xf32>
+    "test.use"(%sized) : (memref<?xf32>) -> ()
+    memref.dealloc %sized : memref<?xf32>
+    scf.for %k = %c0 to %c4 step %c1 {
+      %panel = memref.alloc(%rows) : memref<?x64xf32>
+      "test.use"(%panel) : (memref<?x64xf32>) -> ()
+      memref.dealloc %panel : memref<?x64xf32>
+    }
+    %kept = memref.alloc(%rows) : memref<?x32xf32>
+    "test.use"(%kept) : (memref<?x32xf32>) -> ()
+    scf.if %flag {
+      memref.dealloc %kept : memref<?x32xf32>
+    }
+  }
+  return
+}
