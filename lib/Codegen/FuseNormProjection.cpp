@@ -65,6 +65,18 @@ std::optional<std::array<Value, 3>> matchNormalizedRows(Value n) {
                               op.getDpsInputs()[2]};
 }
 
+/// The [M] view of per-row values over the rows of a collapsed [.., K].
+Value collapsedRows(OpBuilder &b, Location loc, Value perRow) {
+  auto type = cast<RankedTensorType>(perRow.getType());
+  if (type.getRank() == 1)
+    return perRow;
+  ReassociationIndices all;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    all.push_back(d);
+  return tensor::CollapseShapeOp::create(
+      b, loc, perRow, SmallVector<ReassociationIndices>{all});
+}
+
 /// y = rows(n) · wᵀ with n RMSNorm'd rows ->
 /// y = r · (rows(x) · (g ⊙ w)ᵀ): a projection with a column scale, whose
 /// product the row scale multiplies (an epilogue).
@@ -88,14 +100,7 @@ struct FoldRMSNormIntoProjection : OpRewritePattern<linalg::GenericOp> {
     if (collapse) {
       x = tensor::CollapseShapeOp::create(rewriter, loc, x,
                                           collapse.getReassociationIndices());
-      auto scaleType = cast<RankedTensorType>(rowScale.getType());
-      if (scaleType.getRank() > 1) {
-        ReassociationIndices all;
-        for (int64_t d = 0; d < scaleType.getRank(); ++d)
-          all.push_back(d);
-        rowScale = tensor::CollapseShapeOp::create(
-            rewriter, loc, rowScale, SmallVector<ReassociationIndices>{all});
-      }
+      rowScale = collapsedRows(rewriter, loc, rowScale);
     }
     // y[m, n] += x[m, k] · (w[n, k] · g[k]), in f32.
     Value weights = op.getDpsInputs()[1];
@@ -182,18 +187,6 @@ std::optional<std::array<Value, 5>> matchLayerNormRows(Value n) {
   SmallVector<Value> inputs = op.getDpsInputs();
   return std::array<Value, 5>{inputs[0], inputs[1], inputs[2], inputs[3],
                               biased ? inputs[4] : Value()};
-}
-
-/// The [M] view of per-row values over the rows of a collapsed [.., K].
-Value collapsedRows(OpBuilder &b, Location loc, Value perRow) {
-  auto type = cast<RankedTensorType>(perRow.getType());
-  if (type.getRank() == 1)
-    return perRow;
-  ReassociationIndices all;
-  for (int64_t d = 0; d < type.getRank(); ++d)
-    all.push_back(d);
-  return tensor::CollapseShapeOp::create(
-      b, loc, perRow, SmallVector<ReassociationIndices>{all});
 }
 
 /// y = rows(n) · wᵀ with n LayerNorm'd rows -> y[m, n] += (((x[m, k] -

@@ -305,6 +305,17 @@ struct FFNLowering : OpConversionPattern<FFNOp> {
   }
 };
 
+/// x [B, S, H, D] as [B, H, S, D] (or back: the permutation is its own
+/// inverse), a linalg.transpose into a fresh tensor.
+Value transposeHeads(LinalgBuilder &lb, Value x, Type elementType) {
+  SmallVector<OpFoldResult> sizes = lb.sizesOf(x);
+  Value init =
+      lb.empty({sizes[0], sizes[2], sizes[1], sizes[3]}, elementType);
+  return linalg::TransposeOp::create(lb.builder(), lb.location(), x, init,
+                                     ArrayRef<int64_t>{0, 2, 1, 3})
+      .getResult()[0];
+}
+
 /// cos and sin of the angle pos · θ^(-2k/D) of every position and pair k
 /// (or of Llama 3's scaled frequencies), [B, S, D/2] in f32 for positions
 /// [S] or [B, S], sized [batch, length] as the rotated tensor (so that
@@ -511,12 +522,8 @@ struct RopeLowering : OpConversionPattern<RopeOp> {
         SmallVector<OpFoldResult>{rowSizes[0], rowSizes[1],
                                   rewriter.getIndexAttr(heads),
                                   rewriter.getIndexAttr(headDim)});
-    Value init = lb.empty({rowSizes[0], rewriter.getIndexAttr(heads),
-                           rowSizes[1], rewriter.getIndexAttr(headDim)},
-                          elementType);
-    auto transpose = linalg::TransposeOp::create(
-        rewriter, loc, unflat, init, ArrayRef<int64_t>{0, 2, 1, 3});
-    LinalgBuilder::replaceOp(rewriter, op, transpose.getResult()[0]);
+    LinalgBuilder::replaceOp(rewriter, op,
+                             transposeHeads(lb, unflat, elementType));
     return success();
   }
 };
@@ -542,12 +549,8 @@ struct SplitHeadsLowering : OpConversionPattern<SplitHeadsOp> {
     Value expanded = tensor::ExpandShapeOp::create(
         rewriter, op.getLoc(), expandedType, x,
         SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}}, expandedSizes);
-    Value init = lb.empty({sizes[0], expandedSizes[2], sizes[1],
-                           expandedSizes[3]},
-                          type.getElementType());
-    auto transpose = linalg::TransposeOp::create(
-        rewriter, op.getLoc(), expanded, init, ArrayRef<int64_t>{0, 2, 1, 3});
-    LinalgBuilder::replaceOp(rewriter, op, transpose.getResult()[0]);
+    LinalgBuilder::replaceOp(
+        rewriter, op, transposeHeads(lb, expanded, type.getElementType()));
     return success();
   }
 };
@@ -560,13 +563,9 @@ struct MergeHeadsLowering : OpConversionPattern<MergeHeadsOp> {
                   ConversionPatternRewriter &rewriter) const override {
     LinalgBuilder lb(rewriter, op.getLoc());
     Value x = adaptor.getInput();
-    SmallVector<OpFoldResult> sizes = lb.sizesOf(x);
-    Value init = lb.empty({sizes[0], sizes[2], sizes[1], sizes[3]},
-                          op.getType().getElementType());
-    auto transpose = linalg::TransposeOp::create(
-        rewriter, op.getLoc(), x, init, ArrayRef<int64_t>{0, 2, 1, 3});
     Value collapsed = tensor::CollapseShapeOp::create(
-        rewriter, op.getLoc(), transpose.getResult()[0],
+        rewriter, op.getLoc(),
+        transposeHeads(lb, x, op.getType().getElementType()),
         SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
     LinalgBuilder::replaceOp(rewriter, op, collapsed);
     return success();
