@@ -29,6 +29,11 @@ bool isRowColumnElementwise(linalg::GenericOp op) {
 ProjectionGroup withViewedEpilogue(ProjectionGroup group,
                                    tensor::ExpandShapeOp view) {
   ProjectionGroup single = group;
+  // The column block goes to scratch: without an epilogue in between, the
+  // projection must start from zeros there, not from values of its init.
+  if (!group.epilogue &&
+      !group.projections.front().getDpsInits()[0].getDefiningOp<linalg::FillOp>())
+    return single;
   RankedTensorType viewType = view.getResultType();
   SmallVector<ReassociationIndices> reassociation =
       view.getReassociationIndices();

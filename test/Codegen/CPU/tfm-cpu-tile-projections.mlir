@@ -388,6 +388,43 @@ func.func @rope_epilogue(%x: tensor<?x?x64xf32>, %w: tensor<256x64xf32>, %pos: t
 
 // -----
 
+// A projection that adds to values of its init (not zeros) computes its
+// column blocks in place, not in scratch: a rotation that reads it through a
+// column-splitting view stays apart.
+// CHECK-LABEL: func.func @viewed_epilogue_accumulates
+// CHECK: %[[P:.+]] = scf.if
+// CHECK:   scf.forall (%{{.+}}) in (8) shared_outs(%{{.+}} = %arg2)
+// CHECK: } else {
+// CHECK:   scf.forall (%{{.+}}) in (2) shared_outs(%{{.+}} = %arg2)
+// CHECK: %[[PAIRS:.+]] = tensor.expand_shape %[[P]] {{\[}}[0], [1, 2, 3]] {{.+}} into tensor<?x4x2x32xf32>
+// CHECK: tensor.extract_slice %[[PAIRS]]
+// CHECK: tensor.extract_slice %[[PAIRS]]
+// CHECK: linalg.generic {{.+}} outs(%{{.+}} : tensor<?x4x2x32xf32>)
+func.func @viewed_epilogue_accumulates(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>, %acc: tensor<?x256xf32>, %cos: tensor<?x32xf32>, %sin: tensor<?x32xf32>) -> tensor<?x4x2x32xf32> {
+  %c0 = arith.constant 0 : index
+  %p = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %w : tensor<?x64xf32>, tensor<256x64xf32>) outs(%acc : tensor<?x256xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %0 = arith.mulf %in, %in_0 : f32
+    %1 = arith.addf %out, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<?x256xf32>
+  %m = tensor.dim %x, %c0 : tensor<?x64xf32>
+  %pairs = tensor.expand_shape %p [[0], [1, 2, 3]] output_shape [%m, 4, 2, 32] : tensor<?x256xf32> into tensor<?x4x2x32xf32>
+  %first = tensor.extract_slice %pairs[0, 0, 0, 0] [%m, 4, 1, 32] [1, 1, 1, 1] : tensor<?x4x2x32xf32> to tensor<?x4x1x32xf32>
+  %second = tensor.extract_slice %pairs[0, 0, 1, 0] [%m, 4, 1, 32] [1, 1, 1, 1] : tensor<?x4x2x32xf32> to tensor<?x4x1x32xf32>
+  %empty = tensor.empty(%m) : tensor<?x4x2x32xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, 0, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, 0, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%first, %second, %cos, %sin : tensor<?x4x1x32xf32>, tensor<?x4x1x32xf32>, tensor<?x32xf32>, tensor<?x32xf32>) outs(%empty : tensor<?x4x2x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32, %s: f32, %out: f32):
+    %0 = arith.mulf %a, %c : f32
+    %1 = arith.mulf %b, %s : f32
+    %2 = arith.subf %0, %1 : f32
+    linalg.yield %2 : f32
+  } -> tensor<?x4x2x32xf32>
+  return %r : tensor<?x4x2x32xf32>
+}
+
+// -----
+
 // A projection that reads its rows transformed (a LayerNorm folded in by
 // tfm-fuse-norm-projection): the packed form transforms each [M, KC] panel
 // of the rows once per column block, and its register blocks read that
