@@ -137,6 +137,9 @@ void mlir::tfm::buildTfmToLLVMDialectStage(
   pm.addPass(createForallToParallelLoopPass());
   pm.addPass(createConvertSCFToOpenMPPass());
   pm.addPass(createTfmCPUHoistThreadScratchPass());
+  // One heap allocation per call: activations and thread scratch become
+  // views of a workspace.
+  pm.addPass(createTfmCPUPlanWorkspacePass());
   pm.addPass(createTfmCPUDynamicSchedulePass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createConvertVectorToSCFPass(

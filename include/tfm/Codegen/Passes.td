@@ -415,6 +415,65 @@ def TfmCPUHoistThreadScratchPass : Pass<"tfm-cpu-hoist-thread-scratch"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def TfmCPUPlanWorkspacePass
+    : Pass<"tfm-cpu-plan-workspace", "::mlir::ModuleOp"> {
+  let summary = "make a function's heap buffers views of one workspace";
+  let description = [{
+    Runs after `tfm-cpu-hoist-thread-scratch`: each function allocates one
+    workspace when it starts and frees it when it returns, and its heap
+    buffers become `memref.view`s of it:
+
+    - every `memref.alloc` in the function's straight-line code (its body
+      and the branches of `scf.if`s in it, not loops) that one
+      `memref.dealloc` in its own block frees and that no view outlives
+      that block: the buffer lives from its allocation to the last use of
+      it or its views (`BufferViewFlowAnalysis`);
+    - every thread's scratch at the start of an `omp.parallel` region
+      there (what `tfm-cpu-hoist-thread-scratch` hoisted): one slot per
+      thread, `omp_get_max_threads()` slots, the thread's found with
+      `omp_get_thread_num()`; the slots live for the whole region.
+
+    Sizes must be constants times products of run-time sizes that the
+    function's arguments give (dims of memref arguments, index arguments,
+    through `memref.dim`, `arith.muli`, products in `affine.apply`,
+    collapsed and expanded shapes): a forward's activations are multiples
+    of its token count. Buffers are grouped by that product; each group has
+    its own region of the workspace, in which the buffers are packed at
+    compile time in bytes per unit of the product (first fit, largest
+    first; two buffers share bytes only if their lifetimes are disjoint),
+    each offset a multiple of 64 bytes. Other buffers stay as they are.
+
+    The buffer cache of the CPU runtime serves the workspace from the
+    second call on, so a call allocates nothing but this once. Before:
+
+    ```mlir
+    %m = arith.muli %b, %s : index
+    %x = memref.alloc(%m) : memref<?x256xf32>
+    ...
+    memref.dealloc %x : memref<?x256xf32>
+    %y = memref.alloc(%m) : memref<?x256xf32>
+    ...
+    memref.dealloc %y : memref<?x256xf32>
+    ```
+
+    After (both at offset 0: their lifetimes are disjoint):
+
+    ```mlir
+    %bytes = ...                            // 1024 * %b * %s
+    %ws = memref.alloc(%bytes) {alignment = 64 : i64} : memref<?xi8>
+    %x = memref.view %ws[%c0][%m] : memref<?xi8> to memref<?x256xf32>
+    ...
+    %y = memref.view %ws[%c0][%m] : memref<?xi8> to memref<?x256xf32>
+    ...
+    memref.dealloc %ws : memref<?xi8>
+    return
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def TfmCPUDynamicSchedulePass : Pass<"tfm-cpu-dynamic-schedule"> {
   let summary = "hand out a parallel loop's iterations to threads one by one";
   let description = [{
