@@ -166,7 +166,12 @@ def TfmCPUTileProjectionsPass
     bf16 weights stream through `x86vector.avx512.dot` (`vdpbf16ps`, 32
     weights a step) instead, 8 weight rows at a time against the row of
     `a` rounded to bf16 once: the widening shifts go, and the products of
-    a bf16 model's rows are those a bf16 matmul would form.
+    a bf16 model's rows are those a bf16 matmul would form. Such weights
+    stream for up to 63 rows (a short prompt), not only `MR - 1`: blocks
+    of 4 rows of `a` run against 4 weight rows at a time (16 accumulators;
+    each weight vector read serves 4 rows), the rows left one by one as
+    above; reading the weights in place beats packing them into pairs
+    there.
     A projection with no columns or no steps (`N` or `K` = 0) is left alone.
 
     A projection that reads its rows transformed (a LayerNorm folded in by

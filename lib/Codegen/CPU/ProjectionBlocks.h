@@ -79,10 +79,17 @@ Value dotRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
 /// rows of `w` (streamedDotColumnBlock).
 bool canStreamBF16Dot(Value w, int64_t block);
 
+/// Rows below which bf16 weights that can stream through dot products do,
+/// rather than being packed into pairs. Measured on AMD Zen 4, 2 threads,
+/// K = 2048: streaming 1.1-1.4x faster at M = 16-48, level at 64-96,
+/// slower at 128 (docs/PERFORMANCE.md).
+constexpr int64_t kDotStreamRows = 64;
+
 /// One [M, NB] column block of a projection of a few rows, its bf16
 /// weights streamed through vdpbf16ps: `init` + a · w[nBlock : +NB, :]ᵀ,
 /// each row transformed first where there is a `transform` (a projection
-/// that transformsRows).
+/// that transformsRows). Rows in blocks of 4 against 4 weight rows at a
+/// time, the rows left one by one against 8.
 Value streamedDotColumnBlock(OpBuilder &builder, Location loc, Value a,
                              Value w, Value scale, linalg::GenericOp transform,
                              Value init, Value nBlock);

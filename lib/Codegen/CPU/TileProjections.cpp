@@ -679,9 +679,18 @@ void tileProjectionGroups(RewriterBase &rewriter,
   // Fewer rows than a register block (a decode step) stream the weights
   // instead: packing them would cost more than the products.
   Value rows = tensor::DimOp::create(rewriter, loc, first.rows(), 0);
+  // bf16 weights through dot products stream for more rows: reading them
+  // in place beats packing them into pairs up to kDotStreamRows rows.
+  int64_t streamRows = main.rows;
+  if (bf16Dot && llvm::all_of(groups, [&](ProjectionGroup &group) {
+        return llvm::all_of(group.projections, [&](linalg::GenericOp p) {
+          return canStreamBF16Dot(p.getDpsInputs()[1], streamBlock);
+        });
+      }))
+    streamRows = std::max(streamRows, kDotStreamRows);
   Value fewRows = arith::CmpIOp::create(
       rewriter, loc, arith::CmpIPredicate::ult, rows,
-      arith::ConstantIndexOp::create(rewriter, loc, main.rows));
+      arith::ConstantIndexOp::create(rewriter, loc, streamRows));
   auto branch = scf::IfOp::create(
       rewriter, loc, fewRows,
       [&](OpBuilder &b, Location l) {

@@ -89,20 +89,32 @@ func.func @few_rows_stream_weights(%x: tensor<?x256xf32>, %w: tensor<512x256xf32
 // CHECK:   arith.extf
 // CHECK: linalg.generic {{.+}} ins(%{{.+}} : tensor<8x64xbf16>) outs(%{{.+}} : tensor<8x64xf32>)
 // CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x64xf32>, tensor<64x32xf32>)
-// With bf16-dot (AVX-512 BF16), a decode step's bf16 rows (here already
-// bf16: the rounding folds away) and weights go through dot products of 32
-// pairs, 8 weight rows at a time. The packed form packs the weights as
-// pairs of k, one i32 per (pair, column), and keeps 8 x 2 accumulators
-// across the 32 pair steps of K = 64, each step a row's pair broadcast to
-// every lane; the rows left take 1 x 2. (One column block and one panel:
-// no thread or K loop.)
+// With bf16-dot (AVX-512 BF16), fewer than 64 bf16 rows (a decode step, a
+// short prompt; here already bf16: no rounding) stream the weights through
+// dot products of 32 pairs: blocks of 4 rows against 4 weight rows at a
+// time (16 accumulators), then the rows left one by one against 8. The
+// packed form packs the weights as pairs of k, one i32 per (pair, column),
+// and keeps 8 x 2 accumulators across the 32 pair steps of K = 64, each
+// step a row's pair broadcast to every lane; the rows left take 1 x 2.
+// (One column block and one panel: no thread or K loop.)
 // DOT-LABEL: func.func @bf16_weights
-// DOT: scf.if
+// DOT: %[[FEW:.+]] = arith.cmpi ult, %{{.+}}, %c64 : index
+// DOT: scf.if %[[FEW]]
 // DOT: scf.forall
-// DOT: scf.for {{.+}} step %c8
+// DOT: %[[BLOCKS:.+]] = arith.divui %{{.+}}, %c4 : index
+// DOT: %[[BLOCKED:.+]] = arith.muli %[[BLOCKS]], %c4 : index
+// DOT: scf.for {{.+}} = %c0 to %[[BLOCKED]] step %c4
+// DOT: scf.for {{.+}} = %c0 to %c32 step %c4
+// DOT: scf.for {{.+}} step %c32 iter_args
+// DOT-COUNT-4: vector.transfer_read %{{.+}} : tensor<4x64xbf16>, vector<32xbf16>
+// DOT-COUNT-4: vector.transfer_read %{{.+}} : tensor<96x64xbf16>, vector<32xbf16>
+// DOT-COUNT-16: x86vector.avx512.dot {{.+}} : vector<32xbf16> -> vector<16xf32>
+// DOT-COUNT-16: vector.reduction <add>
+// DOT: scf.for {{.+}} = %[[BLOCKED]] to %{{.+}} step %c1
+// DOT: scf.for {{.+}} = %c0 to %c32 step %c8
 // DOT: scf.for {{.+}} step %c32 iter_args
 // DOT-COUNT-8: x86vector.avx512.dot {{.+}} : vector<32xbf16> -> vector<16xf32>
-// DOT: vector.reduction <add>
+// DOT-COUNT-8: vector.reduction <add>
 // DOT: } else {
 // DOT: %[[PAIRS:.+]] = scf.for {{.+}} -> (tensor<32x96xi32>)
 // DOT: vector.transfer_read %{{.+}} : tensor<96x64xbf16>, vector<16x32xbf16>

@@ -48,11 +48,13 @@ suite.add_op("linear_bf16_m130", "tfm.linear %a0, %a1",
              reference.linear(rounded(x, "bf16"), rounded(w, "bf16")),
              types=[tensor((None, None, k), "bf16"), tensor((n, k), "bf16")])
 # bf16 rows of a decode step (M = 1 and 7) stream the weights: through
-# AVX-512 BF16 dot products where the CPU has them (32 weights a step, 8
-# weight rows at a time), else widened to f32. More rows (M = 43, 130) pack
-# them, as pairs for the dot products where they apply. K = 256 (whole dot
-# steps; two 128-step panels), K = 80 (not: widened), N = 101 (a 5-column
-# tail block: widened), K = 96 (one 96-step panel of pairs).
+# AVX-512 BF16 dot products where the CPU has them (32 weights a step; 4
+# rows against 4 weight rows, the rows left against 8), else widened to
+# f32. With the dot products, a short prompt (M = 43: 10 blocks of 4 rows
+# and 3 rows) streams them too; more rows (M = 130) pack them, as pairs for
+# the dot products where they apply. K = 256 (whole dot steps; two 128-step
+# panels), K = 80 (not: widened), N = 101 (a 5-column tail block: widened),
+# K = 96 (one 96-step panel of pairs).
 for k, n in [(256, 320), (80, 96), (256, 101), (96, 160)]:
     w = rng.standard_normal((n, k)) / np.sqrt(k)
     name = f"linear_bf16_{k}_to_{n}"
