@@ -47,16 +47,10 @@ threadRegionOf(memref::AllocOp alloc) {
         return parallel.getRegion().isAncestor(size.getParentRegion());
       }))
     return {};
-  memref::DeallocOp dealloc;
-  for (Operation *user : alloc->getUsers()) {
-    auto free = dyn_cast<memref::DeallocOp>(user);
-    if (!free)
-      continue;
-    if (dealloc || free->getBlock() != alloc->getBlock())
-      return {};
-    dealloc = free;
-  }
-  if (!dealloc)
+  std::optional<Operation *> free = memref::findDealloc(alloc);
+  auto dealloc =
+      free && *free ? dyn_cast<memref::DeallocOp>(*free) : memref::DeallocOp();
+  if (!dealloc || dealloc->getBlock() != alloc->getBlock())
     return {};
   return {parallel, dealloc};
 }

@@ -173,16 +173,10 @@ MaybeMonomial bytesOf(memref::AllocOp alloc, const SizeFactoring &sizes) {
 
 /// The one memref.dealloc of `alloc`, in its block.
 memref::DeallocOp deallocOf(memref::AllocOp alloc) {
-  memref::DeallocOp dealloc;
-  for (Operation *user : alloc->getUsers()) {
-    auto free = dyn_cast<memref::DeallocOp>(user);
-    if (!free)
-      continue;
-    if (dealloc || free->getBlock() != alloc->getBlock())
-      return {};
-    dealloc = free;
-  }
-  return dealloc;
+  std::optional<Operation *> dealloc = memref::findDealloc(alloc);
+  if (!dealloc || !*dealloc || (*dealloc)->getBlock() != alloc->getBlock())
+    return {};
+  return dyn_cast<memref::DeallocOp>(*dealloc);
 }
 
 /// Buffers that share one span of the function's code and one product of
