@@ -111,7 +111,9 @@ public:
     Operation *def = memref.getDefiningOp();
     if (auto collapse = dyn_cast_or_null<memref::CollapseShapeOp>(def)) {
       MaybeMonomial size = Monomial{};
-      for (int64_t source : collapse.getReassociationIndices()[index])
+      SmallVector<ReassociationIndices> groups =
+          collapse.getReassociationIndices();
+      for (int64_t source : groups[index])
         size = product(size, dimOf(collapse.getSrc(), source));
       return size;
     }

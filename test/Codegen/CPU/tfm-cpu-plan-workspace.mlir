@@ -160,3 +160,23 @@ func.func @thread_scratch(%ids: memref<?x?xi32>) {
   }
   return
 }
+
+// A size read off a collapsed argument: the product of the dims it collapses
+// (32 bytes per row, rounded up to 64).
+// CHECK-LABEL: func.func @collapsed_size
+// CHECK-DAG:     %[[C64:.+]] = arith.constant 64 : index
+// CHECK-DAG:     %[[D0:.+]] = memref.dim %arg0, %c0 : memref<?x?x8xf32>
+// CHECK-DAG:     %[[D1:.+]] = memref.dim %arg0, %c1 : memref<?x?x8xf32>
+// CHECK:         %[[ROWS:.+]] = arith.muli %[[D0]], %[[D1]] : index
+// CHECK:         %[[BYTES:.+]] = arith.muli %[[ROWS]], %[[C64]] : index
+// CHECK:         %[[WS:.+]] = memref.alloc(%[[BYTES]]) {alignment = 64 : i64} : memref<?xi8>
+// CHECK:         memref.view %[[WS]][%{{.+}}][%{{.+}}] : memref<?xi8> to memref<?x8xf32>
+func.func @collapsed_size(%x: memref<?x?x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %flat = memref.collapse_shape %x [[0, 1], [2]] : memref<?x?x8xf32> into memref<?x8xf32>
+  %m = memref.dim %flat, %c0 : memref<?x8xf32>
+  %a = memref.alloc(%m) : memref<?x8xf32>
+  "test.use"(%a) : (memref<?x8xf32>) -> ()
+  memref.dealloc %a : memref<?x8xf32>
+  return
+}
