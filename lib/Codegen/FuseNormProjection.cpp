@@ -77,6 +77,18 @@ Value collapsedRows(OpBuilder &b, Location loc, Value perRow) {
       b, loc, perRow, SmallVector<ReassociationIndices>{all});
 }
 
+/// The rows a plain projection `op` (rows and weights, nothing else) reads,
+/// as the norm's result to match: the rows themselves, or the source of the
+/// [M, K] view it reads them through (`view`, which the rewrite applies to
+/// the norm's input and per-row values alike); null for any other op.
+Value normalizedRowsOf(linalg::GenericOp op, tensor::CollapseShapeOp &view) {
+  if (!isProjection(op) || op.getNumDpsInputs() != 2)
+    return Value();
+  Value rows = op.getDpsInputs()[0];
+  view = rows.getDefiningOp<tensor::CollapseShapeOp>();
+  return view ? view.getSrc() : rows;
+}
+
 /// y = rows(n) · wᵀ with n RMSNorm'd rows ->
 /// y = r · (rows(x) · (g ⊙ w)ᵀ): a projection with a column scale, whose
 /// product the row scale multiplies (an epilogue).
@@ -85,13 +97,10 @@ struct FoldRMSNormIntoProjection : OpRewritePattern<linalg::GenericOp> {
 
   LogicalResult matchAndRewrite(linalg::GenericOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!isProjection(op) || op.getNumDpsInputs() != 2)
-      return failure();
-    // The rows: the norm's result, or its [M, K] view.
-    Value rows = op.getDpsInputs()[0];
-    auto collapse = rows.getDefiningOp<tensor::CollapseShapeOp>();
+    tensor::CollapseShapeOp collapse;
+    Value rows = normalizedRowsOf(op, collapse);
     std::optional<std::array<Value, 3>> norm =
-        matchNormalizedRows(collapse ? collapse.getSrc() : rows);
+        rows ? matchNormalizedRows(rows) : std::nullopt;
     if (!norm)
       return failure();
     auto [x, rowScale, columnScale] = *norm;
@@ -202,12 +211,10 @@ struct FoldLayerNormIntoProjection : OpRewritePattern<linalg::GenericOp> {
 
   LogicalResult matchAndRewrite(linalg::GenericOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!isProjection(op) || op.getNumDpsInputs() != 2)
-      return failure();
-    Value rows = op.getDpsInputs()[0];
-    auto collapse = rows.getDefiningOp<tensor::CollapseShapeOp>();
+    tensor::CollapseShapeOp collapse;
+    Value rows = normalizedRowsOf(op, collapse);
     std::optional<std::array<Value, 5>> norm =
-        matchLayerNormRows(collapse ? collapse.getSrc() : rows);
+        rows ? matchLayerNormRows(rows) : std::nullopt;
     if (!norm)
       return failure();
     auto [x, mean, scale, weight, biasOperand] = *norm;

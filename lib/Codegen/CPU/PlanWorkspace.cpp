@@ -202,9 +202,8 @@ public:
   /// Collects the buffers and packs them; false if there are none.
   bool plan() {
     number(func.getBody().front());
-    for (auto &[block, allocs] : blockAllocs)
-      for (memref::AllocOp alloc : allocs)
-        addBuffer(alloc);
+    for (memref::AllocOp alloc : allocs)
+      addBuffer(alloc);
     for (omp::ParallelOp parallel : parallels)
       addThreadScratch(parallel);
     for (auto &[leaves, items] : groups)
@@ -222,7 +221,7 @@ private:
     for (Operation &op : block) {
       int64_t position = next++;
       if (auto alloc = dyn_cast<memref::AllocOp>(op))
-        blockAllocs[&block].push_back(alloc);
+        allocs.push_back(alloc);
       if (auto parallel = dyn_cast<omp::ParallelOp>(op))
         parallels.push_back(parallel);
       if (isa<scf::IfOp>(op))
@@ -323,7 +322,7 @@ private:
   BufferViewFlowAnalysis aliases;
   int64_t next = 0;
   DenseMap<Operation *, std::pair<int64_t, int64_t>> span;
-  llvm::MapVector<Block *, SmallVector<memref::AllocOp>> blockAllocs;
+  SmallVector<memref::AllocOp> allocs; // in the numbered blocks
   SmallVector<omp::ParallelOp> parallels;
   std::map<SmallVector<Leaf>, SmallVector<Item>> groups;
   std::map<SmallVector<Leaf>, int64_t> peaks;
