@@ -174,6 +174,12 @@ def TfmCPUTileProjectionsPass
     there.
     A projection with no columns or no steps (`N` or `K` = 0) is left alone.
 
+    Each `MR`-row block of the packed form prefetches into L2 its share of
+    the weight rows that packing the next panel reads (the next `k` step,
+    or the next column block's first panel): `memref.prefetch` on a
+    `read_only` `bufferization.to_buffer` of the weights, `NR` rows shared
+    out over the row blocks, every line of a row's `KC` steps.
+
     A projection that reads its rows transformed (a LayerNorm folded in by
     `tfm-fuse-norm-projection`) transforms each `[M, KC]` panel of them
     into f32 scratch once per column block, which the register blocks then
@@ -242,6 +248,7 @@ def TfmCPUTileProjectionsPass
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",
                            "::mlir::linalg::LinalgDialect",
+                           "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::vector::VectorDialect",

@@ -113,7 +113,7 @@ Value packBF16Pairs(OpBuilder &builder, Location loc, Value w, Value scale,
 /// registers across the KC / 2 pair steps.
 Value dotRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
                    Value n1, int64_t columns, Value y, Value k0, Value begin,
-                   Value end, int64_t rows) {
+                   Value end, int64_t rows, RowBlockHook eachBlock) {
   int64_t pairSteps = cast<RankedTensorType>(packed.getType()).getDimSize(0);
   Type bf16 = builder.getBF16Type(), f32 = builder.getF32Type(),
        i32 = builder.getI32Type();
@@ -128,6 +128,8 @@ Value dotRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
              builder, loc, begin, end, index(builder, loc, rows),
              ValueRange{y},
              [&](OpBuilder &b, Location l, Value m0, ValueRange carried) {
+               if (eachBlock)
+                 eachBlock(b, l, m0);
                LinalgBuilder lb(b, l);
                // The rows' steps in bf16, [rows, KC].
                Value tile = slice2D(b, l, a, m0, k0, b.getIndexAttr(rows),

@@ -60,6 +60,10 @@ inline Value insert2D(OpBuilder &b, Location loc, Value tile, Value dest,
 }
 
 
+/// Called at each step of a loop over register blocks of rows, with the
+/// block's first row (e.g. to spread prefetches over the products).
+using RowBlockHook = function_ref<void(OpBuilder &, Location, Value m0)>;
+
 /// Whether a column block of `blocking` over the bf16 weights `w` can take
 /// the packed dot form (packBF16Pairs, dotRowBlocks).
 bool canPackBF16Dot(Value w, const Blocking &blocking);
@@ -70,10 +74,11 @@ Value packBF16Pairs(OpBuilder &builder, Location loc, Value w, Value scale,
                     Value row, Value k0, int64_t rows, int64_t depth);
 
 /// `y` [M, NR] += a[m0 : M, k0 : +KC] · the pairs `packed`[:, n1 : +NR]
-/// over rows [begin, end) in steps of `rows`.
+/// over rows [begin, end) in steps of `rows`, calling `eachBlock` (if
+/// any) at every step.
 Value dotRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
                    Value n1, int64_t columns, Value y, Value k0, Value begin,
-                   Value end, int64_t rows);
+                   Value end, int64_t rows, RowBlockHook eachBlock = {});
 
 /// Whether the streamed form can use dot products for a block of `block`
 /// rows of `w` (streamedDotColumnBlock).

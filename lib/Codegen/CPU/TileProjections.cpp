@@ -30,9 +30,11 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -60,15 +62,19 @@ namespace {
 using Iter = utils::IteratorType;
 
 /// `y` [M, NR] += a[m0 : M, k0 : +KC] · panel [KC, NR] over rows
-/// [begin, end) in steps of `rows` (whose count divides end - begin).
+/// [begin, end) in steps of `rows` (whose count divides end - begin),
+/// calling `eachBlock` (if any) at every step.
 Value rowBlocks(OpBuilder &b, Location loc, Value a, Value panel, Value y,
-                Value k0, Value begin, Value end, int64_t rows) {
+                Value k0, Value begin, Value end, int64_t rows,
+                RowBlockHook eachBlock) {
   int64_t depth = cast<RankedTensorType>(panel.getType()).getDimSize(0);
   int64_t columns = cast<RankedTensorType>(panel.getType()).getDimSize(1);
   Value step = arith::ConstantIndexOp::create(b, loc, rows);
   return scf::ForOp::create(
              b, loc, begin, end, step, ValueRange{y},
              [&](OpBuilder &nb, Location nl, Value m0, ValueRange carried) {
+               if (eachBlock)
+                 eachBlock(nb, nl, m0);
                LinalgBuilder lb(nb, nl);
                Value rowsOfA = lb.tileF32(
                    slice2D(nb, nl, a, m0, k0, nb.getIndexAttr(rows),
@@ -120,6 +126,86 @@ Value packScaled(OpBuilder &b, Location loc, Value w, Value scale, Value row,
       });
 }
 
+/// Prefetches into L2 what packing the next panel of a column block reads,
+/// w[row : +NB, k : +KC] after w[nBlock : +NB, k0 : +KC] (the next step of
+/// k, or the first panel of the next column block), while this panel's
+/// products run. Packing reads a few lines from each of NB weight rows,
+/// which the hardware prefetchers do not follow: without this, the
+/// products wait for those reads at every panel (with the weights in L3,
+/// about a tenth of a projection of 128 rows). Each register block of rows
+/// prefetches its share of the weight rows of its NR columns.
+class NextPanelPrefetch {
+public:
+  NextPanelPrefetch(OpBuilder &b, Location loc, Value w, Value fullRows,
+                    const Blocking &blocking, int64_t panelDepth)
+      : blocking(blocking), panelDepth(panelDepth) {
+    auto type = cast<RankedTensorType>(w.getType());
+    weights = bufferization::ToBufferOp::create(
+        b, loc, bufferization::getMemRefTypeWithFullyDynamicLayout(type), w,
+        /*readOnly=*/true);
+    weightRows = type.getDimSize(0);
+    depth = type.getDimSize(1);
+    int64_t elementBytes = type.getElementTypeBitWidth() / 8;
+    lineSteps = kCacheLine / elementBytes;
+    lines = llvm::divideCeil(panelDepth * elementBytes, kCacheLine);
+    // Weight rows per register block: NR over the blocks (at least one).
+    Value blocks = arith::MaxSIOp::create(
+        b, loc,
+        arith::DivUIOp::create(b, loc, fullRows, index(b, loc, blocking.rows)),
+        index(b, loc, 1));
+    rowsPerBlock = arith::CeilDivUIOp::create(
+        b, loc, index(b, loc, blocking.columns), blocks);
+  }
+
+  /// Which panel follows the one at (nBlock, k0).
+  void setPanel(OpBuilder &b, Location loc, Value nBlock, Value k0) {
+    Value step = arith::AddIOp::create(b, loc, k0, index(b, loc, panelDepth));
+    Value sameBlock = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                            step, index(b, loc, depth));
+    Value nextBlock = arith::MinSIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, nBlock,
+                                      index(b, loc, blocking.block)),
+        index(b, loc, weightRows - blocking.block));
+    nextRow = arith::SelectOp::create(b, loc, sameBlock, nBlock, nextBlock);
+    nextStep = arith::SelectOp::create(b, loc, sameBlock, step,
+                                       index(b, loc, 0));
+  }
+
+  /// The share of the register block at row m0 of the columns at n1.
+  void share(OpBuilder &b, Location loc, Value n1, Value m0) {
+    Value block =
+        arith::DivUIOp::create(b, loc, m0, index(b, loc, blocking.rows));
+    Value first = arith::AddIOp::create(
+        b, loc, n1, arith::MulIOp::create(b, loc, block, rowsPerBlock));
+    Value last = arith::MinSIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, first, rowsPerBlock),
+        arith::AddIOp::create(b, loc, n1, index(b, loc, blocking.columns)));
+    scf::ForOp::create(
+        b, loc, first, last, index(b, loc, 1), ValueRange{},
+        [&](OpBuilder &rb, Location rl, Value r, ValueRange) {
+          Value row = arith::AddIOp::create(rb, rl, nextRow, r);
+          for (int64_t line = 0; line < lines; ++line)
+            memref::PrefetchOp::create(
+                rb, rl, weights,
+                ValueRange{row, arith::AddIOp::create(
+                                    rb, rl, nextStep,
+                                    index(rb, rl, line * lineSteps))},
+                /*isWrite=*/false, /*localityHint=*/2, /*isDataCache=*/true);
+          scf::YieldOp::create(rb, rl);
+        });
+  }
+
+private:
+  static constexpr int64_t kCacheLine = 64;
+  static Value index(OpBuilder &b, Location loc, int64_t value) {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  }
+
+  const Blocking &blocking;
+  int64_t panelDepth, weightRows, depth, lineSteps, lines;
+  Value weights, rowsPerBlock, nextRow, nextStep;
+};
+
 /// The packed form of the file comment for one column block: Kᵀ panels
 /// packed to f32, MR x NR register blocks over the rows, then the rows left.
 /// With `pairs` (canPackBF16Dot), panels of bf16 pairs for dot products
@@ -142,10 +228,12 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
       builder, loc, rowsValue,
       arith::RemUIOp::create(builder, loc, rowsValue,
                              index(builder, loc, blocking.rows)));
+  NextPanelPrefetch prefetch(builder, loc, w, fullRows, blocking, panelDepth);
   auto kLoop = scf::ForOp::create(
       builder, loc, index(builder, loc, 0), index(builder, loc, depth),
       index(builder, loc, panelDepth), ValueRange{init},
       [&](OpBuilder &b, Location l, Value k0, ValueRange carried) {
+        prefetch.setPanel(b, l, nBlock, k0);
         Value packed =
             pairs ? packBF16Pairs(b, l, w, scale, nBlock, k0, blocking.block,
                                   panelDepth)
@@ -165,19 +253,24 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
               Value strip = slice2D(nb, nl, inner[0], nb.getIndexAttr(0), n1,
                                     rowCount,
                                     nb.getIndexAttr(blocking.columns));
-              auto rowsFrom = [&](Value begin, Value end, int64_t blockRows) {
+              auto rowsFrom = [&](Value begin, Value end, int64_t blockRows,
+                                  RowBlockHook eachBlock) {
                 if (pairs)
                   return dotRowBlocks(nb, nl, rows, packed, n1,
                                       blocking.columns, strip, rowStep, begin,
-                                      end, blockRows);
+                                      end, blockRows, eachBlock);
                 Value panel = slice2D(nb, nl, packed, nb.getIndexAttr(0), n1,
                                       nb.getIndexAttr(panelDepth),
                                       nb.getIndexAttr(blocking.columns));
                 return rowBlocks(nb, nl, rows, panel, strip, rowStep, begin,
-                                 end, blockRows);
+                                 end, blockRows, eachBlock);
               };
-              strip = rowsFrom(index(nb, nl, 0), fullRows, blocking.rows);
-              strip = rowsFrom(fullRows, rowsValue, 1);
+              auto prefetchShare = [&](OpBuilder &pb, Location pl, Value m0) {
+                prefetch.share(pb, pl, n1, m0);
+              };
+              strip = rowsFrom(index(nb, nl, 0), fullRows, blocking.rows,
+                               prefetchShare);
+              strip = rowsFrom(fullRows, rowsValue, 1, {});
               scf::YieldOp::create(
                   nb, nl,
                   insert2D(nb, nl, strip, inner[0], nb.getIndexAttr(0), n1,

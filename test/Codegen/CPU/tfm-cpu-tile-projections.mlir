@@ -18,7 +18,10 @@
 // over blocks of 128 output columns, Kᵀ panels of 128 steps packed once per
 // block, 8 x 32 register blocks of static shape over the rows, then the
 // remaining rows one at a time. The output block is filled by the thread
-// that owns it, inside a buffer of the projection's own.
+// that owns it, inside a buffer of the projection's own. Each register
+// block prefetches its share (32 weight rows over the blocks) of what
+// packing the next panel reads: the next k step of the column block, or
+// after the last one the first panel of the next block (at most the last).
 // CHECK-LABEL: func.func @dynamic_rows
 // CHECK-SAME: (%[[X:.+]]: tensor<?x?x256xf32>, %[[W:.+]]: tensor<512x256xf32>)
 // CHECK: %[[ROWS:.+]] = tensor.collapse_shape %[[X]] {{\[\[}}0, 1], [2]] : tensor<?x?x256xf32> into tensor<?x256xf32>
@@ -33,12 +36,33 @@
 // CHECK:   %[[ZERO:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[BLOCK]] : tensor<?x128xf32>)
 // CHECK:   %[[TAIL:.+]] = arith.remui %[[M]], %c8
 // CHECK:   %[[FULL:.+]] = arith.subi %[[M]], %[[TAIL]]
+// CHECK:   %[[WBUF:.+]] = bufferization.to_buffer %[[W]] read_only
+// CHECK:   %[[BLOCKS:.+]] = arith.divui %[[FULL]], %c8
+// CHECK:   %[[SOME:.+]] = arith.maxsi %[[BLOCKS]], %c1
+// CHECK:   %[[SHARE:.+]] = arith.ceildivui %c32, %[[SOME]]
 // CHECK:   scf.for %[[K0:.+]] = %c0 to %c256 step %c128 iter_args(%{{.+}} = %[[ZERO]])
+// CHECK:     %[[STEP:.+]] = arith.addi %[[K0]], %c128
+// CHECK:     %[[SAME:.+]] = arith.cmpi ult, %[[STEP]], %c256
+// CHECK:     %[[AFTER:.+]] = arith.addi %[[N0]], %c128
+// CHECK:     %[[NEXTBLOCK:.+]] = arith.minsi %[[AFTER]], %c384
+// CHECK:     %[[NEXTROW:.+]] = arith.select %[[SAME]], %[[N0]], %[[NEXTBLOCK]]
+// CHECK:     %[[NEXTK:.+]] = arith.select %[[SAME]], %[[STEP]], %c0
 // CHECK:     %[[WSLICE:.+]] = tensor.extract_slice %[[W]][%[[N0]], %[[K0]]] [128, 128]
 // CHECK:     %[[PACKED:.+]] = linalg.generic {{.+}} ins(%[[WSLICE]] : tensor<128x128xf32>) outs(%{{.+}} : tensor<128x128xf32>)
 // CHECK:     scf.for %[[N1:.+]] = %c0 to %c128 step %c32
 // CHECK:       %[[PANEL:.+]] = tensor.extract_slice %[[PACKED]][0, %[[N1]]] [128, 32]
 // CHECK:       scf.for %[[M0:.+]] = %c0 to %[[FULL]] step %c8
+// CHECK:         %[[BLOCK:.+]] = arith.divui %[[M0]], %c8
+// CHECK:         %[[OFFSET:.+]] = arith.muli %[[BLOCK]], %[[SHARE]]
+// CHECK:         %[[FIRST:.+]] = arith.addi %[[N1]], %[[OFFSET]]
+// CHECK:         %[[END:.+]] = arith.addi %[[FIRST]], %[[SHARE]]
+// CHECK:         %[[STRIPEND:.+]] = arith.addi %[[N1]], %c32
+// CHECK:         %[[LAST:.+]] = arith.minsi %[[END]], %[[STRIPEND]]
+// CHECK:         scf.for %[[R:.+]] = %[[FIRST]] to %[[LAST]] step %c1
+// CHECK:           %[[WROW:.+]] = arith.addi %[[NEXTROW]], %[[R]]
+// CHECK:           memref.prefetch %[[WBUF]][%[[WROW]], %[[NEXTK]]], read, locality<2>, data
+// CHECK-COUNT-7:   memref.prefetch %[[WBUF]][%[[WROW]], %{{.+}}], read, locality<2>, data
+// CHECK-NOT:       memref.prefetch
 // CHECK:         %[[A:.+]] = tensor.extract_slice %[[ROWS]][%[[M0]], %[[K0]]] [8, 128]
 // CHECK:         linalg.matmul ins(%[[A]], %[[PANEL]] : tensor<8x128xf32>, tensor<128x32xf32>) outs(%{{.+}} : tensor<8x32xf32>)
 // CHECK:       scf.for %[[M1:.+]] = %[[FULL]] to %[[M]] step %c1
@@ -96,7 +120,8 @@ func.func @few_rows_stream_weights(%x: tensor<?x256xf32>, %w: tensor<512x256xf32
 // packed form packs the weights as pairs of k, one i32 per (pair, column),
 // and keeps 8 x 2 accumulators across the 32 pair steps of K = 64, each
 // step a row's pair broadcast to every lane; the rows left take 1 x 2.
-// (One column block and one panel: no thread or K loop.)
+// (One column block and one panel: no thread or K loop; the prefetches,
+// 2 lines of 64 bf16 steps per weight row, fetch that panel again.)
 // DOT-LABEL: func.func @bf16_weights
 // DOT: %[[FEW:.+]] = arith.cmpi ult, %{{.+}}, %c64 : index
 // DOT: scf.if %[[FEW]]
@@ -122,6 +147,8 @@ func.func @few_rows_stream_weights(%x: tensor<?x256xf32>, %w: tensor<512x256xf32
 // DOT: vector.transpose %{{.+}}, [1, 0] : vector<16x16xi32> to vector<16x16xi32>
 // DOT: scf.for {{.+}} step %c32 iter_args
 // DOT: scf.for {{.+}} step %c8 iter_args
+// DOT-COUNT-2: memref.prefetch {{.+}} : memref<96x64xbf16, strided<[?, ?], offset: ?>>
+// DOT-NOT: memref.prefetch
 // DOT: scf.for {{.+}} = %c0 to %c32 step %c1 iter_args({{.+}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // DOT: vector.transfer_read %[[PAIRS]]{{.+}} : tensor<32x96xi32>, vector<16xi32>
 // DOT: vector.bitcast %{{.+}} : vector<2xbf16> to vector<1xi32>
