@@ -69,7 +69,8 @@ def TfmFuseNormProjectionPass
         y[m, n] = Σ_k n[m, k] · w[n, k] = r[m] · Σ_k x[m, k] · (w[n, k] · g[k])
 
     `tfm-cpu-tile-projections` multiplies `g` into the weights as it packs
-    them (or into each row as it streams), and fuses the row scale into the
+    them in f32 (into each `[M, KC]` panel of the rows with bf16 dot
+    products, into each row as it streams), and fuses the row scale into the
     projection's epilogue, so no normalized copy of the rows is stored. The
     norm's statistics serve every projection of the same rows (q, k and v;
     gate and up; the LM head). The normalized rows stay only where
@@ -150,10 +151,13 @@ def TfmCPUTileProjectionsPass
     and w[n, k0 + 2kp + 1] in one 32-bit element (16 x 32 reads, bitcast and
     transposed), `KC` the largest multiple of 32 up to 128 that divides
     `K`. The `MR x NR` block keeps `MR x NR/16` accumulators across the
-    `KC/2` pair steps; each step broadcasts a row's pair of `a` (rounded to
-    bf16 as its block is read) to every lane and adds the products of 16
-    pairs per accumulator with one `x86vector.avx512.dot` (`vdpbf16ps`):
-    twice the multiply-adds of an f32 FMA, and half the packed bytes.
+    `KC/2` pair steps; each step broadcasts a row's pair of `a` to every
+    lane and adds the products of 16 pairs per accumulator with one
+    `x86vector.avx512.dot` (`vdpbf16ps`): twice the multiply-adds of an f32
+    FMA, and half the packed bytes. The rows are bf16 as they are, or each
+    `[M, KC]` panel of them is rounded to bf16 once per column block, after
+    its transform and times the column scale where the projection has
+    them: the weights are packed as they are.
 
     Fewer rows than `MR` (a decode step, known only at run time: an
     `scf.if` picks the form) stream the weights instead, in place, each

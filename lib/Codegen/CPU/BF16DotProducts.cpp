@@ -41,10 +41,9 @@ bool canPackBF16Dot(Value w, const Blocking &blocking) {
          blocking.columns % kPairLanes == 0 && blocking.block % kPairLanes == 0;
 }
 
-/// w[row : +rows, k0 : +depth] (columns times `scale`[k0 : +depth], if
-/// any, rounded to bf16 again) as the [depth / 2, rows] i32 pairs above:
+/// w[row : +rows, k0 : +depth] as the [depth / 2, rows] i32 pairs above:
 /// 16 x 32 bf16 reads, bitcast to 16 x 16 pairs and transposed.
-Value packBF16Pairs(OpBuilder &builder, Location loc, Value w, Value scale,
+Value packBF16Pairs(OpBuilder &builder, Location loc, Value w,
                     Value row, Value k0, int64_t rows, int64_t depth) {
   Type bf16 = builder.getBF16Type(), i32 = builder.getI32Type();
   auto index = [](OpBuilder &b, Location l, int64_t value) -> Value {
@@ -71,28 +70,6 @@ Value packBF16Pairs(OpBuilder &builder, Location loc, Value w, Value scale,
               Value values = vector::TransferReadOp::create(
                   b, l, readType, w, ValueRange{n, k}, padding,
                   ArrayRef<bool>{true, true});
-              if (scale) {
-                auto scaleType = VectorType::get(
-                    {2 * kPairLanes}, getElementTypeOrSelf(scale.getType()));
-                Value factors = vector::TransferReadOp::create(
-                    b, l, scaleType, scale, ValueRange{k},
-                    arith::ConstantOp::create(
-                        b, l, b.getZeroAttr(scaleType.getElementType())),
-                    ArrayRef<bool>{true});
-                auto wide = [&](Value v, VectorType type) -> Value {
-                  auto f32Type = type.clone(b.getF32Type());
-                  return type.getElementType().isF32()
-                             ? v
-                             : arith::ExtFOp::create(b, l, f32Type, v)
-                                   .getResult();
-                };
-                Value product = arith::MulFOp::create(
-                    b, l, wide(values, readType),
-                    vector::BroadcastOp::create(
-                        b, l, readType.clone(b.getF32Type()),
-                        wide(factors, scaleType)));
-                values = arith::TruncFOp::create(b, l, readType, product);
-              }
               Value pairs = vector::BitCastOp::create(b, l, pairType, values);
               Value transposed = vector::TransposeOp::create(
                   b, l, pairs, ArrayRef<int64_t>{1, 0});
@@ -130,18 +107,9 @@ Value dotRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
              [&](OpBuilder &b, Location l, Value m0, ValueRange carried) {
                if (eachBlock)
                  eachBlock(b, l, m0);
-               LinalgBuilder lb(b, l);
-               // The rows' steps in bf16, [rows, KC].
+               // The rows' steps, [rows, KC].
                Value tile = slice2D(b, l, a, m0, k0, b.getIndexAttr(rows),
                                     b.getIndexAttr(2 * pairSteps));
-               if (!getElementTypeOrSelf(tile.getType()).isBF16())
-                 tile = lb.elementwise(
-                     {tile}, {lb.map(2, {0, 1})}, lb.sizesOf(tile), bf16,
-                     [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-                       return arith::TruncFOp::create(
-                           nb, nl, nb.getBF16Type(),
-                           LinalgBuilder::toF32(nb, nl, args[0]));
-                     });
                Value zeroF32 = arith::ConstantOp::create(b, l,
                                                          b.getZeroAttr(f32));
                Value zeroBF16 = arith::ConstantOp::create(b, l,
@@ -228,32 +196,29 @@ bool canStreamBF16Dot(Value w, int64_t block) {
          type.getDimSize(1) % kDotPairs == 0;
 }
 
-namespace {
-
-/// Rows [m, m + rows) of `a`, transformed first where there is a
-/// `transform` and times the column scale where there is one (in f32),
-/// rounded to bf16: [rows, depth]. bf16 rows as they are: a view.
 Value roundedRows(OpBuilder &b, Location l, Value a, Value scale,
-                  linalg::GenericOp transform, Value m, int64_t rows,
-                  int64_t depth) {
+                  linalg::GenericOp transform, OpFoldResult row0,
+                  OpFoldResult rows, OpFoldResult k0, int64_t depth) {
   LinalgBuilder lb(b, l);
   if (!transform && !scale && getElementTypeOrSelf(a.getType()).isBF16())
-    return slice2D(b, l, a, m, b.getIndexAttr(0), b.getIndexAttr(rows),
-                   b.getIndexAttr(depth));
-  Value tile = transform
-                   ? transformedRows(b, l, transform, m, b.getIndexAttr(rows),
-                                     b.getIndexAttr(0), depth)
-                   : slice2D(b, l, a, m, b.getIndexAttr(0),
-                             b.getIndexAttr(rows), b.getIndexAttr(depth));
+    return slice2D(b, l, a, row0, k0, rows, b.getIndexAttr(depth));
+  Value tile =
+      transform
+          ? transformedRows(b, l, transform, row0, rows, k0, depth)
+          : slice2D(b, l, a, row0, k0, rows, b.getIndexAttr(depth));
   SmallVector<Value> inputs{tile};
   SmallVector<AffineMap> maps{lb.map(2, {0, 1})};
   if (scale) {
-    inputs.push_back(scale);
+    OpFoldResult one = b.getIndexAttr(1);
+    inputs.push_back(tensor::ExtractSliceOp::create(
+        b, l, scale, ArrayRef<OpFoldResult>{k0},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(depth)},
+        ArrayRef<OpFoldResult>{one}));
     maps.push_back(lb.map(2, {1}));
   }
   return lb.elementwise(
-      inputs, maps, {b.getIndexAttr(rows), b.getIndexAttr(depth)},
-      b.getBF16Type(), [&](OpBuilder &nb, Location nl, ValueRange args) {
+      inputs, maps, {rows, b.getIndexAttr(depth)}, b.getBF16Type(),
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
         Value value = LinalgBuilder::toF32(nb, nl, args[0]);
         if (scale)
           value = arith::MulFOp::create(nb, nl, value,
@@ -262,6 +227,8 @@ Value roundedRows(OpBuilder &b, Location l, Value a, Value scale,
             .getResult();
       });
 }
+
+namespace {
 
 /// `out` [rows, block] += `rounded` [rows, depth] · w[nBlock : +block, :]ᵀ,
 /// `columns` weight rows at a time: rows x columns accumulators of 16 f32
@@ -353,8 +320,9 @@ Value streamedDotColumnBlock(OpBuilder &builder, Location loc, Value a,
                builder, loc, begin, end, index(builder, loc, rows),
                ValueRange{y},
                [&](OpBuilder &b, Location l, Value m, ValueRange carried) {
-                 Value rounded =
-                     roundedRows(b, l, a, scale, transform, m, rows, depth);
+                 Value rounded = roundedRows(
+                     b, l, a, scale, transform, m, b.getIndexAttr(rows),
+                     b.getIndexAttr(0), depth);
                  Value out =
                      slice2D(b, l, carried[0], m, b.getIndexAttr(0),
                              b.getIndexAttr(rows), b.getIndexAttr(block));

@@ -68,17 +68,25 @@ using RowBlockHook = function_ref<void(OpBuilder &, Location, Value m0)>;
 /// the packed dot form (packBF16Pairs, dotRowBlocks).
 bool canPackBF16Dot(Value w, const Blocking &blocking);
 
-/// w[row : +rows, k0 : +depth] (times `scale`[k0 : +depth], if any) as
-/// [depth / 2, rows] i32 pairs of consecutive k, for vdpbf16ps.
-Value packBF16Pairs(OpBuilder &builder, Location loc, Value w, Value scale,
-                    Value row, Value k0, int64_t rows, int64_t depth);
+/// w[row : +rows, k0 : +depth] as [depth / 2, rows] i32 pairs of
+/// consecutive k, for vdpbf16ps (a column scale goes on the rows:
+/// roundedRows).
+Value packBF16Pairs(OpBuilder &builder, Location loc, Value w, Value row,
+                    Value k0, int64_t rows, int64_t depth);
 
 /// `y` [M, NR] += a[m0 : M, k0 : +KC] · the pairs `packed`[:, n1 : +NR]
 /// over rows [begin, end) in steps of `rows`, calling `eachBlock` (if
-/// any) at every step.
+/// any) at every step; `a` is bf16 (roundedRows).
 Value dotRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
                    Value n1, int64_t columns, Value y, Value k0, Value begin,
                    Value end, int64_t rows, RowBlockHook eachBlock = {});
+
+/// Rows [row0, row0 + rows) of `a`, steps [k0, k0 + depth): transformed
+/// first where there is a `transform` and times the column scale where
+/// there is one (in f32), rounded to bf16. bf16 rows as they are: a view.
+Value roundedRows(OpBuilder &b, Location l, Value a, Value scale,
+                  linalg::GenericOp transform, OpFoldResult row0,
+                  OpFoldResult rows, OpFoldResult k0, int64_t depth);
 
 /// Whether the streamed form can use dot products for a block of `block`
 /// rows of `w` (streamedDotColumnBlock).

@@ -234,14 +234,22 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
       index(builder, loc, panelDepth), ValueRange{init},
       [&](OpBuilder &b, Location l, Value k0, ValueRange carried) {
         prefetch.setPanel(b, l, nBlock, k0);
+        // Dot products take the column scale on the rows' panel, rounded
+        // to bf16 with them once per block (as do transformed or f32
+        // rows), rather than on every weight as it is packed.
         Value packed =
-            pairs ? packBF16Pairs(b, l, w, scale, nBlock, k0, blocking.block,
+            pairs ? packBF16Pairs(b, l, w, nBlock, k0, blocking.block,
                                   panelDepth)
                   : packScaled(b, l, w, scale, nBlock, k0, blocking.block,
                                panelDepth);
         // The rows the blocks read, and their first step.
         Value rows = a, rowStep = k0;
-        if (transform) {
+        if (pairs && (scale || transform ||
+                      !getElementTypeOrSelf(a.getType()).isBF16())) {
+          rows = roundedRows(b, l, a, scale, transform, b.getIndexAttr(0),
+                             rowCount, k0, panelDepth);
+          rowStep = index(b, l, 0);
+        } else if (transform) {
           rows = transformedRows(b, l, transform, b.getIndexAttr(0), rowCount,
                                  k0, panelDepth);
           rowStep = index(b, l, 0);
