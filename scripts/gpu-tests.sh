@@ -29,6 +29,12 @@ case "$mode" in
       TFM_HARNESS=prepare "$python" "$root/test/Integration/CPU/$suite.py" \
         "$dir/$suite" --target=cuda ${GPU_ARCH:+--gpu-arch=$GPU_ARCH}
     done
+    # A whole model description, as test/Integration/GPU/ops.test runs it.
+    mkdir -p "$dir/model"
+    "$TFM_BUILD_DIR/bin/tfm-compile" "$root/test/Tools/Inputs/tiny-llama.json" \
+      --target=cuda ${GPU_ARCH:+--gpu-arch=$GPU_ARCH} -o "$dir/model/model.so"
+    "$python" "$root/test/Tools/Inputs/make-run-inputs.py" \
+      "$root/test/Tools/Inputs/tiny-llama.json" "$dir/model"
     ;;
   check)
     failed=0
@@ -37,7 +43,11 @@ case "$mode" in
       TFM_HARNESS=check python3 "$root/test/Integration/CPU/$suite.py" \
         "$dir/$suite" || failed=$((failed + 1))
     done
-    echo "$(( ${#suites[@]} - failed )) of ${#suites[@]} suites passed"
+    echo "== model"
+    python3 "$root/test/Integration/GPU/check-model.py" "$dir/model" ||
+      failed=$((failed + 1))
+    total=$(( ${#suites[@]} + 1 ))
+    echo "$(( total - failed )) of $total suites passed"
     exit $(( failed != 0 ))
     ;;
   *)

@@ -85,6 +85,9 @@ mlir::tfm::createHostTargetMachine(StringRef cpu, StringRef features,
   // decode are vectorized to separate multiplies and adds.
   llvm::TargetOptions targetOptions;
   targetOptions.AllowFPOpFusion = llvm::FPOpFusion::Fast;
+  // Constructors (a cuda library's kernel-module registration) in
+  // .init_array: the loader runs nothing in .ctors, which lld keeps apart.
+  targetOptions.UseInitArray = true;
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
       triple, cpuName, featureString, targetOptions,
       llvm::Reloc::PIC_, std::nullopt, level));

@@ -562,6 +562,9 @@ def TfmGPUMapToKernelsPass
       read after the device has finished (`gpu.wait`);
     - `memref.copy` becomes a parallel loop first, so strided views copy
       on the device too;
+    - a constant global (a table computed at compile time) that a kernel
+      reads is read through a `memref.get_global` inside the kernel, so that
+      outlining moves a copy into device memory;
     - host `memref.alloc`/`dealloc` become `gpu.alloc`/`gpu.dealloc`; an
       allocation inside a kernel must have a static size and becomes a
       `memref.alloca` (thread-local scratch).
@@ -587,8 +590,9 @@ def TfmGPUMergeKernelModulesPass
     which would become one binary, one PTX file and one module load per
     kernel (a model has hundreds). This moves every kernel into a single
     `gpu.module @tfm_kernels`, named after the module it came from, and
-    points the launches at it. Modules holding anything but kernels are
-    left as they are.
+    points the launches at it, with one copy of the constant globals the
+    kernels read (outlining copies each into every module that reads it).
+    Modules holding anything else are left as they are.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }

@@ -68,6 +68,28 @@ LogicalResult sequentialize(RewriterBase &rewriter, scf::ParallelOp loop) {
   return success();
 }
 
+/// Reads of host globals (constant tables) inside `launch` read a copy in
+/// the kernel: the get_global moves in, so that outlining takes the global
+/// into the kernel module (device memory) instead of passing a host address.
+void sinkGlobals(RewriterBase &rewriter, gpu::LaunchOp launch) {
+  Block &body = launch.getBody().front();
+  DenseMap<Value, Value> copies;
+  launch.getBody().walk([&](Operation *op) {
+    for (OpOperand &operand : op->getOpOperands()) {
+      auto global = operand.get().getDefiningOp<memref::GetGlobalOp>();
+      if (!global || launch->isAncestor(global))
+        continue;
+      Value &copy = copies[global.getResult()];
+      if (!copy) {
+        OpBuilder::InsertionGuard guard(rewriter);
+        rewriter.setInsertionPointToStart(&body);
+        copy = rewriter.clone(*global)->getResult(0);
+      }
+      rewriter.modifyOpInPlace(op, [&] { operand.set(copy); });
+    }
+  });
+}
+
 /// Prepares `root` to run inside one GPU thread: nested parallel loops run
 /// sequentially, scratch allocations become thread-local allocas.
 LogicalResult prepareKernelBody(RewriterBase &rewriter, Operation *root) {
@@ -163,6 +185,7 @@ LogicalResult mapParallelLoop(RewriterBase &rewriter, scf::ParallelOp loop,
   for (Operation &op : loop.getBody()->without_terminator())
     rewriter.clone(op, mapping);
   rewriter.eraseOp(loop);
+  sinkGlobals(rewriter, launch);
   return prepareKernelBody(rewriter, launch);
 }
 
@@ -175,6 +198,7 @@ LogicalResult runInOneThread(RewriterBase &rewriter, Operation *op) {
   if (op->getNumResults() != 0)
     return op->emitOpError("with results cannot be moved into a GPU kernel");
   rewriter.moveOpBefore(op, launch.getBody().front().getTerminator());
+  sinkGlobals(rewriter, launch);
   return prepareKernelBody(rewriter, launch);
 }
 

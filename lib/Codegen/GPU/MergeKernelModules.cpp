@@ -3,6 +3,7 @@
 #include "tfm/Codegen/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace mlir::tfm {
@@ -22,7 +23,7 @@ struct TfmGPUMergeKernelModulesPass
     SmallVector<gpu::GPUModuleOp> sources;
     for (auto kernels : module.getOps<gpu::GPUModuleOp>())
       if (llvm::all_of(kernels.getBody()->getOperations(),
-                       llvm::IsaPred<gpu::GPUFuncOp>))
+                       llvm::IsaPred<gpu::GPUFuncOp, memref::GlobalOp>))
         sources.push_back(kernels);
     if (sources.size() < 2)
       return;
@@ -48,6 +49,14 @@ struct TfmGPUMergeKernelModulesPass
         function.setName(name);
         renamed[old] = SymbolRefAttr::get(
             merged.getNameAttr(), {FlatSymbolRefAttr::get(function)});
+      }
+      // Outlining copied the host globals a kernel reads under their host
+      // names: one copy of each in the merged module.
+      for (auto global : llvm::make_early_inc_range(
+               source.getBody()->getOps<memref::GlobalOp>())) {
+        if (merged.lookupSymbol(global.getSymNameAttr()))
+          continue;
+        global->moveBefore(merged.getBody(), merged.getBody()->end());
       }
       source.erase();
     }

@@ -95,3 +95,23 @@ func.func @check(%ids: memref<?xi32>, %out: memref<?xi32>) -> i1 {
   memref.dealloc %flag : memref<i1>
   return %ok : i1
 }
+
+// A constant table read by a kernel is read from inside it (outlining then
+// copies the global into device memory), not through a host address.
+// CHECK-LABEL: func.func @reads_global
+// CHECK: gpu.launch
+// CHECK:   memref.get_global @inverse_frequencies
+// CHECK:   scf.if
+// CHECK:     memref.load
+memref.global "private" constant @inverse_frequencies : memref<4xf32> = dense<[1.0, 0.5, 0.25, 0.125]>
+func.func @reads_global(%y: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %table = memref.get_global @inverse_frequencies : memref<4xf32>
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %v = memref.load %table[%i] : memref<4xf32>
+    memref.store %v, %y[%i] : memref<4xf32>
+  }
+  return
+}
