@@ -3,7 +3,8 @@
 # (no LLVM, no MLIR): compiled here, run there.
 #
 #   scripts/gpu-tests.sh prepare [DIR]  here: builds tfm, compiles every
-#       suite of test/Integration/CPU that runs through the harness for
+#       suite that runs through the harness (test/Integration/CPU and
+#       test/Integration/GPU) for
 #       --target=cuda (GPU_ARCH=sm_90a to pick another architecture) and
 #       saves each suite's inputs and float64 references in DIR (default
 #       build/gpu-tests).
@@ -17,7 +18,10 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 mode="${1:-}"
 dir="$(realpath -m "${2:-$root/build/gpu-tests}")"
-suites=(attention blocks layers masks projections)
+# Suites of test/Integration/CPU run for the CUDA target, and the GPU
+# kernels' own suites in test/Integration/GPU.
+suites=(CPU/attention CPU/blocks CPU/layers CPU/masks CPU/projections
+        GPU/flash_attention GPU/projections)
 
 export PYTHONPATH="$root/python:$root/test/Integration"
 export TFM_BUILD_DIR="${TFM_BUILD_DIR:-$root/build}"
@@ -26,7 +30,7 @@ case "$mode" in
     "$root/scripts/build.sh" >/dev/null
     python=/usr/bin/python3 # Debian's, with NumPy
     for suite in "${suites[@]}"; do
-      TFM_HARNESS=prepare "$python" "$root/test/Integration/CPU/$suite.py" \
+      TFM_HARNESS=prepare "$python" "$root/test/Integration/$suite.py" \
         "$dir/$suite" --target=cuda ${GPU_ARCH:+--gpu-arch=$GPU_ARCH}
     done
     # A whole model description, as test/Integration/GPU/ops.test runs it.
@@ -40,7 +44,7 @@ case "$mode" in
     failed=0
     for suite in "${suites[@]}"; do
       echo "== $suite"
-      TFM_HARNESS=check python3 "$root/test/Integration/CPU/$suite.py" \
+      TFM_HARNESS=check python3 "$root/test/Integration/$suite.py" \
         "$dir/$suite" || failed=$((failed + 1))
     done
     echo "== model"

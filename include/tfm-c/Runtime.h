@@ -120,6 +120,31 @@ TFM_C_API tfm_status tfmCallOutputShape(const TfmCall *call, int index,
 TFM_C_API tfm_status tfmCallSetOutput(TfmCall *call, int index,
                                       const char *dtype, int rank,
                                       const int64_t *shape, void *data);
+/* Device arrays of a cuda library: memory on the GPU that cuda libraries
+   run on (TFM_CUDA_DEVICE, default 0), from tfmDeviceAlloc or from another
+   CUDA allocator in the process (PyTorch's), bound with the two functions
+   below. A call reads and writes them in place, without copies, so that
+   weights are uploaded once and stay on the GPU across calls. Before the
+   kernels start, the call waits for all work queued on the GPU. Binding
+   one to a cpu library is TFM_ERROR_DEVICE. */
+TFM_C_API tfm_status tfmCallSetInputDevice(TfmCall *call, int index,
+                                           const char *dtype, int rank,
+                                           const int64_t *shape,
+                                           const void *device);
+TFM_C_API tfm_status tfmCallSetOutputDevice(TfmCall *call, int index,
+                                            const char *dtype, int rank,
+                                            const int64_t *shape,
+                                            void *device);
+/* `bytes` of device memory; TFM_ERROR_DEVICE without a driver or GPU, or
+   when the GPU's memory is exhausted. */
+TFM_C_API tfm_status tfmDeviceAlloc(uint64_t bytes, void **device);
+TFM_C_API tfm_status tfmDeviceFree(void *device);
+/* Synchronous copies of `bytes` between host and device memory. */
+TFM_C_API tfm_status tfmDeviceUpload(void *device, const void *host,
+                                     uint64_t bytes);
+TFM_C_API tfm_status tfmDeviceDownload(void *host, const void *device,
+                                       uint64_t bytes);
+
 /* Runs the entry point on the bound arrays, once every input and output is
    bound and no output overlaps another array. TFM_ERROR_CHECK, with the
    check's message, when it refused its inputs; `*checkIndex` (if not NULL)

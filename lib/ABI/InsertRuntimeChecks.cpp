@@ -377,8 +377,11 @@ void CheckBuilder::run() {
   // may precede those wrappers).
   Block &entry = func.getBody().front();
   OpBuilder builder(&entry, entry.begin());
+  // After the inputs' to_tensor ops (not those of buffers the body makes,
+  // such as a GPU kernel's result).
   for (auto toTensor : entry.getOps<bufferization::ToTensorOp>())
-    builder.setInsertionPointAfter(toTensor);
+    if (isa<BlockArgument>(toTensor.getBuffer()))
+      builder.setInsertionPointAfter(toTensor);
   Location loc = func.getLoc();
 
   SmallVector<std::pair<Value, std::string>> checks;

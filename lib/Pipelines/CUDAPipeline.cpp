@@ -3,6 +3,7 @@
 #include "tfm/Pipelines/Pipelines.h"
 
 #include "tfm/Codegen/Passes.h"
+#include "tfm/Dialect/Tfm/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
@@ -18,6 +19,19 @@
 using namespace mlir;
 using namespace mlir::tfm;
 
+void mlir::tfm::buildTfmCUDALinalgStage(
+    OpPassManager &pm, const TfmLowerToNVVMPipelineOptions &options) {
+  // Masks folded into structure and composite ops expanded first, so that
+  // every attention is a tfm.attention the kernel may take.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createTfmDecomposePass());
+  if (options.flashAttention)
+    pm.addNestedPass<func::FuncOp>(createTfmGPUFlashAttentionPass());
+  AttentionTilingOptions reference;
+  reference.referenceAttention = true;
+  buildTfmToLinalgStage(pm, reference);
+}
+
 void mlir::tfm::buildTfmCUDABufferizationStage(
     OpPassManager &pm, const TfmLowerToNVVMPipelineOptions &options) {
   addEntryPointPasses(pm, options.exposeEntryPoints);
@@ -27,9 +41,13 @@ void mlir::tfm::buildTfmCUDABufferizationStage(
 
 void mlir::tfm::buildTfmCUDAKernelStage(
     OpPassManager &pm, const TfmLowerToNVVMPipelineOptions &options) {
+  // Tensor-core kernels first; what they do not take is mapped generically.
+  if (options.tensorCoreMatmul)
+    pm.addNestedPass<func::FuncOp>(createTfmGPUTensorCoreMatmulPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createForallToParallelLoopPass());
   pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createTfmGPULowerBufferAttentionPass());
   TfmGPUMapToKernelsPassOptions map;
   map.blockSize = options.blockSize;
   pm.addNestedPass<func::FuncOp>(createTfmGPUMapToKernelsPass(map));
@@ -64,6 +82,8 @@ void mlir::tfm::buildTfmToNVVMStage(
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Tensor-core kernels: ldmatrix and cp.async (nvgpu) to NVVM first.
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertNVGPUToNVVMPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
   pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
@@ -83,9 +103,7 @@ void mlir::tfm::buildTfmToNVVMStage(
 
 void mlir::tfm::buildTfmLowerToNVVMPipeline(
     OpPassManager &pm, const TfmLowerToNVVMPipelineOptions &options) {
-  AttentionTilingOptions reference;
-  reference.referenceAttention = true;
-  buildTfmToLinalgStage(pm, reference);
+  buildTfmCUDALinalgStage(pm, options);
   buildTfmCUDABufferizationStage(pm, options);
   buildTfmCUDAKernelStage(pm, options);
   buildTfmToNVVMStage(pm, options);

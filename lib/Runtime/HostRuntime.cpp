@@ -2,8 +2,8 @@
 //
 // tfm-c/Runtime.h over dlopen and the libraries' packed entry points
 // (`int32_t tfm_entry_<name>(void **descriptors)`, tfm/Runtime/Manifest.h).
-// A cuda library's arrays are copied to device memory around each call
-// (CUDA/DeviceCopies.h). No LLVM here: libtfm_runtime.so runs where it is
+// A cuda library's host arrays are copied to device memory around each call
+// (CUDA/DeviceCopies.h); device arrays are used in place. No LLVM here: libtfm_runtime.so runs where it is
 // not installed.
 //
 //===----------------------------------------------------------------------===//
@@ -46,6 +46,8 @@ struct Binding {
   std::vector<int64_t> shape;
   /// int64 token ids narrowed for an int32 input.
   std::vector<int32_t> narrowed;
+  /// `data` is device memory of a cuda library: used in place, not copied.
+  bool onDevice = false;
 };
 
 /// "[2, ?, 64] f32"
@@ -109,12 +111,16 @@ struct TfmCall {
   /// against `expected` (-1: any size).
   tfm_status bind(int output, int index, const char *dtype, int rank,
                   const int64_t *shape, void *data,
-                  const std::vector<int64_t> &expected);
+                  const std::vector<int64_t> &expected, bool onDevice);
+  /// The shape output `index` must have for the inputs bound so far (-1:
+  /// any size).
+  std::vector<int64_t> expectedOutputShape(int index) const;
 };
 
 tfm_status TfmCall::bind(int output, int index, const char *dtype, int rank,
                          const int64_t *shape, void *data,
-                         const std::vector<int64_t> &expected) {
+                         const std::vector<int64_t> &expected,
+                         bool onDevice) {
   const TensorSignature &spec = specs(output)[index];
   std::string kind = output ? "output" : "input";
   std::string given = dtype ? dtype : "";
@@ -127,9 +133,14 @@ tfm_status TfmCall::bind(int output, int index, const char *dtype, int rank,
   std::string mismatch = kind + " '" + spec.name + "' must be " +
                          describe(expected, spec.dtype) + ", got " +
                          describe(dims, given);
-  // An array updated in place is written: never a narrowed copy.
-  bool narrowing =
-      !output && !spec.updated && spec.dtype == "i32" && given == "i64";
+  if (onDevice && !library->deviceError)
+    return fail(TFM_ERROR_DEVICE,
+                kind + " '" + spec.name + "' is in device memory, but '" +
+                    library->path + "' runs on the CPU");
+  // An array updated in place is written: never a narrowed copy. Device
+  // arrays are never read on the host.
+  bool narrowing = !output && !spec.updated && !onDevice &&
+                   spec.dtype == "i32" && given == "i64";
   if (given != spec.dtype && !narrowing)
     return fail(TFM_ERROR_DTYPE, mismatch);
   bool shapeOk = dims.size() == expected.size();
@@ -144,7 +155,7 @@ tfm_status TfmCall::bind(int output, int index, const char *dtype, int rank,
                                      "' is not aligned to its " +
                                      std::to_string(elementSize(given)) +
                                      "-byte elements");
-  Binding binding{true, data, dims, {}};
+  Binding binding{true, data, dims, {}, onDevice};
   if (narrowing) {
     // Token ids as NumPy and PyTorch make them, when every value fits.
     uint64_t count = bytes / 8;
@@ -162,6 +173,18 @@ tfm_status TfmCall::bind(int output, int index, const char *dtype, int rank,
   }
   bindings(output)[index] = std::move(binding);
   return TFM_OK;
+}
+
+std::vector<int64_t> TfmCall::expectedOutputShape(int index) const {
+  const TensorSignature &spec = entry->outputs[index];
+  // Dims that follow a bound input must match it; others may be any size.
+  std::vector<int64_t> expected = spec.shape;
+  for (size_t d = 0; d < expected.size(); ++d)
+    if (expected[d] < 0 && d < spec.dimSources.size() && spec.dimSources[d] &&
+        inputs[spec.dimSources[d]->input].bound)
+      expected[d] =
+          inputs[spec.dimSources[d]->input].shape[spec.dimSources[d]->dim];
+  return expected;
 }
 
 extern "C" {
@@ -342,7 +365,16 @@ tfm_status tfmCallSetInput(TfmCall *call, int index, const char *dtype,
     return call->badIndex(0, index);
   // Inputs are only read: the entry point's ABI takes them as read-only.
   return call->bind(0, index, dtype, rank, shape, const_cast<void *>(data),
-                    call->entry->inputs[index].shape);
+                    call->entry->inputs[index].shape, /*onDevice=*/false);
+}
+
+tfm_status tfmCallSetInputDevice(TfmCall *call, int index, const char *dtype,
+                                 int rank, const int64_t *shape,
+                                 const void *device) {
+  if (!call->validIndex(0, index))
+    return call->badIndex(0, index);
+  return call->bind(0, index, dtype, rank, shape, const_cast<void *>(device),
+                    call->entry->inputs[index].shape, /*onDevice=*/true);
 }
 
 tfm_status tfmCallOutputShape(const TfmCall *call, int index,
@@ -375,15 +407,48 @@ tfm_status tfmCallSetOutput(TfmCall *call, int index, const char *dtype,
                             int rank, const int64_t *shape, void *data) {
   if (!call->validIndex(1, index))
     return call->badIndex(1, index);
-  const TensorSignature &spec = call->entry->outputs[index];
-  // Dims that follow a bound input must match it; others may be any size.
-  std::vector<int64_t> expected = spec.shape;
-  for (size_t d = 0; d < expected.size(); ++d)
-    if (expected[d] < 0 && d < spec.dimSources.size() && spec.dimSources[d] &&
-        call->inputs[spec.dimSources[d]->input].bound)
-      expected[d] = call->inputs[spec.dimSources[d]->input]
-                        .shape[spec.dimSources[d]->dim];
-  return call->bind(1, index, dtype, rank, shape, data, expected);
+  return call->bind(1, index, dtype, rank, shape, data,
+                    call->expectedOutputShape(index), /*onDevice=*/false);
+}
+
+tfm_status tfmCallSetOutputDevice(TfmCall *call, int index, const char *dtype,
+                                  int rank, const int64_t *shape,
+                                  void *device) {
+  if (!call->validIndex(1, index))
+    return call->badIndex(1, index);
+  return call->bind(1, index, dtype, rank, shape, device,
+                    call->expectedOutputShape(index), /*onDevice=*/true);
+}
+
+tfm_status tfmDeviceAlloc(uint64_t bytes, void **device) {
+  std::string error;
+  if (bytes > kMaxArrayBytes)
+    return fail(TFM_ERROR_SHAPE, "device arrays are at most 2^47 bytes");
+  if (!(*device = tfm::cuda::allocate(bytes, error)))
+    return fail(TFM_ERROR_DEVICE, error);
+  return TFM_OK;
+}
+
+tfm_status tfmDeviceFree(void *device) {
+  std::string error;
+  if (!tfm::cuda::release(device, error))
+    return fail(TFM_ERROR_DEVICE, error);
+  return TFM_OK;
+}
+
+tfm_status tfmDeviceUpload(void *device, const void *host, uint64_t bytes) {
+  std::string error;
+  if (!tfm::cuda::upload(device, host, bytes, error))
+    return fail(TFM_ERROR_DEVICE, error);
+  return TFM_OK;
+}
+
+tfm_status tfmDeviceDownload(void *host, const void *device,
+                             uint64_t bytes) {
+  std::string error;
+  if (!tfm::cuda::download(host, device, bytes, error))
+    return fail(TFM_ERROR_DEVICE, error);
+  return TFM_OK;
 }
 
 tfm_status tfmCallInvoke(TfmCall *call, int32_t *checkIndex) {
@@ -427,14 +492,15 @@ tfm_status tfmCallInvoke(TfmCall *call, int32_t *checkIndex) {
                               *ranges[other].name +
                               "': inputs and outputs must not alias");
 
-  // A cuda library computes on copies in device memory.
+  // A cuda library computes in device memory: host arrays are copied there,
+  // device arrays are used in place.
   bool onDevice = call->library->deviceError != nullptr;
   tfm::cuda::DeviceCopies copies;
   std::vector<void *> addresses;
   for (int output = 0; output < 2; ++output) {
     for (size_t i = 0; i < call->specs(output).size(); ++i) {
       const Binding &binding = call->bindings(output)[i];
-      if (!onDevice) {
+      if (!onDevice || binding.onDevice) {
         addresses.push_back(binding.data);
         continue;
       }
@@ -449,6 +515,8 @@ tfm_status tfmCallInvoke(TfmCall *call, int32_t *checkIndex) {
     }
   }
   if (onDevice) {
+    // The uploads, and whatever the caller queued on its device arrays
+    // (PyTorch's stream, say), are done before the kernels start.
     std::string error;
     if (!copies.finishUploads(error))
       return fail(TFM_ERROR_DEVICE, error);
@@ -487,6 +555,8 @@ tfm_status tfmCallInvoke(TfmCall *call, int32_t *checkIndex) {
       bool output = i >= entry.inputs.size();
       size_t index = output ? i - entry.inputs.size() : i;
       const Binding &binding = call->bindings(output)[index];
+      if (binding.onDevice)
+        continue;
       uint64_t bytes;
       byteSize(binding.shape, call->specs(output)[index].dtype, bytes);
       std::string error;

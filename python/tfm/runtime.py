@@ -7,6 +7,11 @@ loads it, checks each array against it before anything runs, sizes the
 outputs and calls the entry point. This module binds NumPy arrays to it
 through ctypes; the caller's arrays are passed without copies where their
 layout allows, and inputs and outputs must not alias.
+
+A library compiled for a GPU (--target=cuda) takes NumPy arrays too (copied
+to the device and back around each call) and `DeviceArray`s, which stay in
+device memory and are used in place: weights uploaded once serve every
+call, and a call on device arrays times the kernels alone.
 """
 
 import ctypes
@@ -77,7 +82,15 @@ def _c():
                 ("tfmCallOutputShape", status, [pointer, ctypes.c_int, shape]),
                 ("tfmCallSetOutput", status,
                  [pointer, ctypes.c_int, ctypes.c_char_p, ctypes.c_int, shape, pointer]),
-                ("tfmCallInvoke", status, [pointer, ctypes.POINTER(ctypes.c_int32)])]:
+                ("tfmCallInvoke", status, [pointer, ctypes.POINTER(ctypes.c_int32)]),
+                ("tfmCallSetInputDevice", status,
+                 [pointer, ctypes.c_int, ctypes.c_char_p, ctypes.c_int, shape, pointer]),
+                ("tfmCallSetOutputDevice", status,
+                 [pointer, ctypes.c_int, ctypes.c_char_p, ctypes.c_int, shape, pointer]),
+                ("tfmDeviceAlloc", status, [ctypes.c_uint64, ctypes.POINTER(pointer)]),
+                ("tfmDeviceFree", status, [pointer]),
+                ("tfmDeviceUpload", status, [pointer, pointer, ctypes.c_uint64]),
+                ("tfmDeviceDownload", status, [pointer, pointer, ctypes.c_uint64])]:
             function = getattr(c, name)
             function.restype, function.argtypes = restype, argtypes
         _C = c
@@ -115,7 +128,13 @@ class _Call:
                _ERROR_VALUE: ValueError, _ERROR_CHECK: RuntimeCheckError
                }.get(status, RuntimeError)(message)
 
-    def bind(self, setter, index, array):
+    def bind(self, output, index, array):
+        if isinstance(array, DeviceArray):
+            setter = _c().tfmCallSetOutputDevice if output else _c().tfmCallSetInputDevice
+            self._raise(setter(self._handle, index, array.dtype.encode(), array.ndim,
+                               _shape(array.shape), array.pointer))
+            return
+        setter = _c().tfmCallSetOutput if output else _c().tfmCallSetInput
         self._raise(setter(self._handle, index, _RUNTIME_DTYPES[array.dtype],
                            array.ndim, _shape(array.shape),
                            array.ctypes.data_as(ctypes.c_void_p)))
@@ -174,6 +193,9 @@ class EntryPoint:
                             f"got {len(args)}")
         inputs = []
         for spec, value in zip(self.inputs, args):
+            if isinstance(value, DeviceArray):  # checked by the runtime
+                inputs.append(value)
+                continue
             try:
                 array = np.asarray(value)
             except ValueError as error:  # e.g. a ragged list
@@ -205,6 +227,8 @@ class EntryPoint:
                             f"output arrays, got {got}")
         for spec, array in zip(self.outputs, out):
             where = f"{self.name}: output '{spec['name']}'"
+            if isinstance(array, DeviceArray):
+                continue
             if not isinstance(array, np.ndarray):
                 raise TypeError(f"{where} must be a numpy.ndarray, "
                                 f"got {type(array).__name__}")
@@ -220,13 +244,16 @@ class EntryPoint:
         outputs."""
         call = _Call(self)
         for i, array in enumerate(inputs):
-            call.bind(_c().tfmCallSetInput, i, array)
+            call.bind(False, i, array)
         if out is None:
-            out = [np.empty(call.output_shape(i, len(spec["shape"])),
-                            NUMPY_DTYPES[spec["dtype"]])
+            # Outputs where the inputs are: in device memory if any is.
+            on_device = any(isinstance(array, DeviceArray) for array in inputs)
+            out = [(DeviceArray if on_device else np.empty)(
+                       call.output_shape(i, len(spec["shape"])),
+                       spec["dtype"] if on_device else NUMPY_DTYPES[spec["dtype"]])
                    for i, spec in enumerate(self.outputs)]
         for i, array in enumerate(out):
-            call.bind(_c().tfmCallSetOutput, i, array)
+            call.bind(True, i, array)
         call.arrays = list(inputs) + list(out)  # alive as long as the call
         return call, out
 
@@ -307,6 +334,70 @@ class Library:
         inputs = entry._inputs(inputs)
         status, _ = entry._run(inputs, entry._outputs(outputs, inputs))
         return status
+
+
+class DeviceArray:
+    """A dense, row-major array in the device memory of the GPU that cuda
+    libraries run on (TFM_CUDA_DEVICE). Entry points of a cuda library read
+    and write it in place. `dtype` is the manifest's name ("f32", "f16",
+    "bf16", "i32", "i64", "i1") or a NumPy dtype (uint16 for bf16)."""
+
+    def __init__(self, shape, dtype):
+        self._setup(shape, dtype)
+        pointer = ctypes.c_void_p()
+        if _c().tfmDeviceAlloc(self.nbytes, ctypes.byref(pointer)) != _OK:
+            raise RuntimeError(_message())
+        self.pointer, self._owner = pointer.value, None
+
+    def _setup(self, shape, dtype):
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = dtype if dtype in NUMPY_DTYPES else _RUNTIME_DTYPES[np.dtype(dtype)].decode()
+        self.nbytes = int(np.prod(self.shape, dtype=np.int64)) * NUMPY_DTYPES[self.dtype].itemsize
+
+    @classmethod
+    def wrap(cls, pointer, shape, dtype, owner):
+        """Device memory allocated elsewhere in this process (e.g. a
+        contiguous PyTorch CUDA tensor's `data_ptr()`), kept alive by
+        holding `owner`."""
+        array = cls.__new__(cls)
+        array._setup(shape, dtype)
+        array.pointer, array._owner = pointer, owner
+        return array
+
+    @classmethod
+    def from_numpy(cls, array):
+        """A device copy of a NumPy array (bf16 as uint16 bit patterns)."""
+        array = np.ascontiguousarray(array)
+        device = cls(array.shape, array.dtype)
+        device.upload(array)
+        return device
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def upload(self, array):
+        """Copies a NumPy array of this shape and dtype into the array."""
+        array = np.ascontiguousarray(array)
+        if array.shape != self.shape or _RUNTIME_DTYPES.get(array.dtype) != self.dtype.encode():
+            raise ValueError(f"cannot upload a {array.dtype} array of shape {array.shape} "
+                             f"into a {self.dtype} device array of shape {self.shape}")
+        if _c().tfmDeviceUpload(self.pointer, array.ctypes.data, self.nbytes) != _OK:
+            raise RuntimeError(_message())
+
+    def numpy(self):
+        """A host copy (bf16 as uint16 bit patterns)."""
+        host = np.empty(self.shape, NUMPY_DTYPES[self.dtype])
+        if _c().tfmDeviceDownload(host.ctypes.data, self.pointer, self.nbytes) != _OK:
+            raise RuntimeError(_message())
+        return host
+
+    def __del__(self):
+        if getattr(self, "_owner", True) is None and getattr(self, "pointer", None):
+            _c().tfmDeviceFree(self.pointer)
+
+    def __repr__(self):
+        return f"DeviceArray(shape={self.shape}, dtype={self.dtype})"
 
 
 def to_bf16(array):

@@ -540,6 +540,109 @@ def TfmCPULowerVectorsPass
                            "::mlir::vector::VectorDialect"];
 }
 
+def TfmGPUFlashAttentionPass
+    : Pass<"tfm-gpu-flash-attention", "::mlir::func::FuncOp"> {
+  let summary = "put the bf16/f16 tfm.attention ops that the tensor-core "
+                "kernel computes on buffers";
+  let description = [{
+    Runs on tfm ops (tensors), before `convert-tfm-to-linalg`. Each
+    `tfm.attention` whose q, k, v and result are all bf16 or all f16, with
+    head dim 64 or 128 for keys and values and neither a dense mask nor a
+    bias (any structured mask, `kv_lengths`, `scale`, `softcap`), becomes a
+    `tfm.buffer_attention` reading `bufferization.to_buffer`s of its
+    operands (any strides, unit innermost) into a new buffer, which a
+    `to_tensor` hands on. Run-time sizes the verifier could not compare are
+    asserted. Bufferization and buffer deallocation then treat the kernel
+    as one op with declared reads and writes;
+    `tfm-gpu-lower-buffer-attention` builds it once buffers are final. The
+    other attention ops keep the reference lowering.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::cf::ControlFlowDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def TfmGPULowerBufferAttentionPass
+    : Pass<"tfm-gpu-lower-buffer-attention", "::mlir::func::FuncOp"> {
+  let summary = "lower tfm.buffer_attention to a FlashAttention-2 kernel on "
+                "tensor cores";
+  let description = [{
+    Replaces each `tfm.buffer_attention` (bf16 or f16, head dim 64 or 128)
+    by a `gpu.launch`, skipped when the batch or query length is 0. When its
+    result buffer is a fresh allocation only copied into another buffer
+    right after it (an entry point's output, as bufferization leaves it),
+    the kernel writes that buffer and the copy goes.
+
+    - one block of 8 warps per (batch, query head, 128 query rows), 16 rows
+      per warp, the last query tiles first (under a causal mask they have
+      the most keys); query head h reads kv head h / (Hq / Hkv);
+    - each warp reads its rows of Q once, from global memory straight into
+      the A operand registers it keeps for the whole key loop;
+    - the key range the block's rows see under the structured mask and
+      `kv_lengths` is walked in tiles of 64 keys, brought into shared
+      memory by `cp.async` (V of a tile while its scores are computed, K of
+      the next tile while P·V runs);
+    - QKᵀ and P·V on tensor cores (`mma.sync` m16n8k16, f32 accumulators,
+      operands through `ldmatrix`, V transposed by it); P goes from the
+      score accumulators to A operands without leaving registers;
+    - the online softmax in registers (exp2, a row's max and sum across the
+      4 lanes of a quad); mask checks only in tiles the mask cuts; a row
+      that sees no key gives zeros;
+    - shared rows swizzled (16-byte chunk index XOR row mod 8), so that
+      ldmatrix reads are free of bank conflicts.
+
+    Any other element type or head dim is an error.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def TfmGPUTensorCoreMatmulPass
+    : Pass<"tfm-gpu-tensor-core-matmul", "::mlir::func::FuncOp"> {
+  let summary = "run bf16/f16 projections on tensor cores";
+  let description = [{
+    Runs on buffers, before the generic mapping. A projection as
+    `convert-tfm-to-linalg` lowers it, a `linalg.generic` computing
+    `C[m, n] += extf(A[m, k]) * extf(B[n, k])` (nn.Linear's weight layout)
+    into an f32 `C`, with A and B bf16 (or both f16), K a static multiple
+    of 32, N static and even, and rows contiguous, becomes one `gpu.launch`
+    (no launch when A has no rows). When a `linalg.fill` with 0 right
+    before it zeroes C, the accumulators start at zero and the fill goes;
+    otherwise they start from C's values (a broadcast bias). An f32 A (a
+    gated FFN's hidden rows, which the CPU keeps in f32) is first rounded
+    to B's type into a new buffer, as GPU frameworks compute it:
+
+    - blocks of 8 warps compute 128x128 tiles of C, a warp 64x32;
+    - K is walked in steps of 32 through 3 stages of shared memory filled
+      by `cp.async` two steps ahead (one commit group per step);
+    - products are `mma.sync` m16n8k16 fed by `ldmatrix`, accumulated in f32
+      registers; C is written once, two floats at a time, inside its
+      bounds (rows past M and columns past N read clamped rows and are not
+      stored);
+    - chunk c of shared row r is stored at c ^ ((r / 2) mod 4), so that
+      ldmatrix reads are free of bank conflicts.
+
+    Other contractions keep the generic mapping.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def TfmGPUMapToKernelsPass
     : Pass<"tfm-gpu-map-to-kernels", "::mlir::func::FuncOp"> {
   let summary = "run a bufferized host function's loops as GPU kernels and "

@@ -124,15 +124,30 @@ struct TfmLowerToNVVMPipelineOptions
       llvm::cl::desc("Rewrite public functions into the memref entry-point "
                      "ABI (tfm-expose-entry-points) before bufferization"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> flashAttention{
+      *this, "flash-attention",
+      llvm::cl::desc("bf16/f16 attention on tensor cores "
+                     "(tfm-gpu-flash-attention); off: the reference lowering"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> tensorCoreMatmul{
+      *this, "tensor-core-matmul",
+      llvm::cl::desc("bf16/f16 projections on tensor cores "
+                     "(tfm-gpu-tensor-core-matmul)"),
+      llvm::cl::init(true)};
 };
 
-/// The stages of tfm-lower-to-nvvm-pipeline after `linalg` (whose
-/// attention is the reference lowering until the tensor-core kernels land):
+/// The stages of tfm-lower-to-nvvm-pipeline:
+///   linalg:     composite ops decomposed; attention that the tensor-core
+///               kernel takes becomes that kernel (tfm-gpu-flash-attention),
+///               the rest the reference lowering; linalg on tensors
 ///   bufferized: entry-point ABI, one-shot bufferization, deallocation
-///   kernels:    every loop nest a GPU kernel (gpu.launch_func), buffers in
+///   kernels:    tensor-core kernels (attention, projections), every other
+///               loop nest a GPU kernel (gpu.launch_func), buffers in
 ///               device memory, launches and copies ordered on one stream
 ///   nvvm:       kernels -> NVVM -> PTX in a gpu.binary; host -> LLVM
 ///               dialect calling the mgpu* runtime functions
+void buildTfmCUDALinalgStage(OpPassManager &pm,
+                             const TfmLowerToNVVMPipelineOptions &options);
 void buildTfmCUDABufferizationStage(
     OpPassManager &pm, const TfmLowerToNVVMPipelineOptions &options);
 void buildTfmCUDAKernelStage(OpPassManager &pm,
@@ -140,7 +155,7 @@ void buildTfmCUDAKernelStage(OpPassManager &pm,
 void buildTfmToNVVMStage(OpPassManager &pm,
                          const TfmLowerToNVVMPipelineOptions &options);
 
-/// The linalg stage (reference attention) and the three stages above.
+/// The four stages above.
 void buildTfmLowerToNVVMPipeline(OpPassManager &pm,
                                  const TfmLowerToNVVMPipelineOptions &options);
 

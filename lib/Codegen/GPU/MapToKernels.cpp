@@ -261,7 +261,9 @@ struct TfmGPUMapToKernelsPass
     collectHostOps(func.getBody().front(), hostOps);
     for (Operation *op : hostOps) {
       LogicalResult result = success();
-      if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
+      if (isa<gpu::LaunchOp>(op)) {
+        continue; // a dedicated kernel (tfm-gpu-flash-attention)
+      } else if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
         result = mapParallelLoop(rewriter, loop, blockSize);
       } else if (isa<scf::ForOp, scf::WhileOp, memref::StoreOp>(op)) {
         result = runInOneThread(rewriter, op);

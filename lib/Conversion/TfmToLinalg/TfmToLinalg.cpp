@@ -37,6 +37,8 @@ struct ConvertTfmToLinalgPass
     target.addIllegalDialect<TfmDialect>();
     // Tile-level ops are the targets' to decompose.
     target.addLegalOp<OnlineAttentionOp, YieldOp>();
+    // A GPU kernel's op on buffers (tfm-gpu-flash-attention), lowered later.
+    target.addLegalOp<BufferAttentionOp>();
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
                            math::MathDialect, tensor::TensorDialect>();
     RewritePatternSet patterns(context);

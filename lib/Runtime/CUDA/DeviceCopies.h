@@ -2,7 +2,8 @@
 //
 // How the host runtime (HostRuntime.cpp) runs a --target=cuda library on
 // the caller's host arrays: each is copied into device memory before the
-// call and each output back after it.
+// call and each output back after it; and the device arrays its C API
+// hands out (tfmDeviceAlloc), which calls use in place.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,16 @@
 #include <vector>
 
 namespace tfm::cuda {
+
+/// `bytes` of device memory (at least one byte, so that an empty array has
+/// an address), or null with `error` set (no driver or device, out of
+/// memory).
+void *allocate(size_t bytes, std::string &error);
+bool release(void *device, std::string &error);
+/// Synchronous copies between host and device memory.
+bool upload(void *device, const void *host, size_t bytes, std::string &error);
+bool download(void *host, const void *device, size_t bytes,
+              std::string &error);
 
 /// Device buffers that live as long as this object.
 class DeviceCopies {
@@ -36,7 +47,7 @@ public:
                 std::string &error);
 
 private:
-  std::vector<uint64_t> buffers;
+  std::vector<void *> buffers;
 };
 
 } // namespace tfm::cuda

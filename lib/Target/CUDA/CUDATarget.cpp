@@ -92,21 +92,13 @@ namespace {
 class CUDATarget final : public TargetBackend {
 public:
   CUDATarget(std::unique_ptr<llvm::TargetMachine> host, unsigned optLevel,
-             StringRef chip, StringRef features)
+             StringRef chip, StringRef features, bool referenceAttention)
       : host(std::move(host)), optLevel(optLevel) {
     pipeline.cudaToolkit = findCUDAToolkit();
+    pipeline.flashAttention = !referenceAttention;
     pipeline.chip = chip.str();
     pipeline.features = features.str();
     pipeline.optLevel = optLevel;
-    AttentionTilingOptions reference;
-    reference.referenceAttention = true;
-    loweringStages.push_back(
-        {"linalg",
-         [reference](OpPassManager &pm) {
-           buildTfmToLinalgStage(pm, reference);
-         },
-         "linalg, tensor, arith, math and scf on tensors; attention through "
-         "the reference lowering (until its GPU kernel lands)"});
     auto stage = [&](StringRef name,
                      void (*build)(OpPassManager &,
                                    const TfmLowerToNVVMPipelineOptions &),
@@ -116,6 +108,10 @@ public:
            [this, build](OpPassManager &pm) { build(pm, pipeline); },
            holds.str()});
     };
+    stage("linalg", buildTfmCUDALinalgStage,
+          "linalg, tensor, arith, math and scf on tensors; bf16/f16 "
+          "attention as tensor-core kernels (gpu.launch), other attention "
+          "through the reference lowering");
     stage("bufferized", buildTfmCUDABufferizationStage,
           "the entry-point ABI and runtime checks; memrefs");
     stage("kernels", buildTfmCUDAKernelStage,
@@ -285,14 +281,15 @@ llvm::Expected<std::unique_ptr<TargetBackend>>
 mlir::tfm::createCUDATarget(const TargetOptions &options) {
   if (options.optLevel > 3)
     return llvm::createStringError("-O must be 0, 1, 2 or 3");
-  // Attention runs through the reference lowering on the GPU for now: its
-  // tiling options would be silently ignored.
+  // The GPU's attention kernels choose their own tiles: the CPU tiling's
+  // options would be silently ignored. --reference-attention selects the
+  // reference lowering for every attention.
   AttentionTilingOptions defaults;
 #define TFM_ATTENTION_TILING_OPTION(field, flag, value, description)          \
   if (options.attention.field != defaults.field)                              \
     return llvm::createStringError(                                           \
-        "--" flag " applies to --target=cpu: the cuda target lowers "         \
-        "attention through the reference lowering for now");
+        "--" flag " applies to --target=cpu: the cuda target's attention "    \
+        "kernels choose their own tiles");
 #include "tfm/Dialect/Tfm/Transforms/AttentionTilingOptions.def"
   StringRef chip = options.gpuArch.empty() ? StringRef("sm_80")
                                            : StringRef(options.gpuArch);
@@ -313,5 +310,6 @@ mlir::tfm::createCUDATarget(const TargetOptions &options) {
   if (!host)
     return host.takeError();
   return std::make_unique<CUDATarget>(std::move(*host), options.optLevel,
-                                      chip, architecture->second);
+                                      chip, architecture->second,
+                                      options.attention.referenceAttention);
 }

@@ -249,3 +249,24 @@ func.func @online_attention_dynamic(%q: tensor<?x16xf32>, %k: tensor<?x16xf32>,
   } -> tensor<?xf32>, tensor<?xf32>, tensor<?x16xf32>
   return %r#2 : tensor<?x16xf32>
 }
+
+// CHECK-LABEL: func.func @buffer_attention
+func.func @buffer_attention(%q: memref<?x8x?x64xbf16>,
+    %k: memref<?x2x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>,
+    %v: memref<?x2x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
+  // CHECK: tfm.buffer_attention %{{.+}}, %{{.+}}, %{{.+}} into %{{.+}} {mask = #tfm.mask<causal>, softcap = 3.000000e+01 : f32} : memref<?x8x?x64xbf16>, memref<?x2x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>, memref<?x2x?x64xbf16> into memref<?x8x?x64xbf16>
+  tfm.buffer_attention %q, %k, %v into %o {mask = #tfm.mask<causal>, softcap = 30.0 : f32}
+      : memref<?x8x?x64xbf16>, memref<?x2x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>,
+        memref<?x2x?x64xbf16> into memref<?x8x?x64xbf16>
+  return
+}
+
+// CHECK-LABEL: func.func @buffer_attention_kv_lengths
+func.func @buffer_attention_kv_lengths(%q: memref<3x4x1x128xf16>, %k: memref<3x1x100x128xf16>,
+    %v: memref<3x1x100x128xf16>, %lengths: memref<3xi32>, %o: memref<3x4x1x128xf16>) {
+  // CHECK: tfm.buffer_attention %{{.+}}, %{{.+}}, %{{.+}} kv_lengths(%{{.+}} : memref<3xi32>) into %{{.+}} {scale = 5.000000e-01 : f32} : memref<3x4x1x128xf16>, memref<3x1x100x128xf16>, memref<3x1x100x128xf16> into memref<3x4x1x128xf16>
+  tfm.buffer_attention %q, %k, %v kv_lengths(%lengths : memref<3xi32>) into %o {scale = 0.5 : f32}
+      : memref<3x4x1x128xf16>, memref<3x1x100x128xf16>, memref<3x1x100x128xf16>
+        into memref<3x4x1x128xf16>
+  return
+}

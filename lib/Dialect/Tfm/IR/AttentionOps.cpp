@@ -31,16 +31,12 @@ double AttentionOp::getScaleOrDefault() {
   return 1.0 / std::sqrt(static_cast<double>(headDim));
 }
 
-LogicalResult AttentionOp::verify() {
-  Operation *op = getOperation();
-  if (failed(checkRank(op, "query", getQuery(), 4, "[B, Hq, Sq, D]")) ||
-      failed(checkRank(op, "key", getKey(), 4, "[B, Hkv, Skv, D]")) ||
-      failed(checkRank(op, "value", getValue(), 4, "[B, Hkv, Skv, Dv]")))
-    return failure();
-
-  RankedTensorType query = getQuery().getType(), key = getKey().getType(),
-                   value = getValue().getType();
-  AttentionDims dims = AttentionDims::get(query, key, value);
+/// The checks on the dims of rank-4 query, key and value (and kv_lengths)
+/// that tfm.attention and tfm.buffer_attention share.
+static LogicalResult verifyAttentionDims(Operation *op, ShapedType key,
+                                         ShapedType value,
+                                         const AttentionDims &dims,
+                                         ShapedType lengths) {
   if (failed(checkStatic(op, "query head count", dims.queryHeads)) ||
       failed(checkStatic(op, "key head count", dims.kvHeads)) ||
       failed(checkStatic(op, "query head dim", dims.headDim)) ||
@@ -60,13 +56,47 @@ LogicalResult AttentionOp::verify() {
                                                           dims.kvHeads},
                             {"query head dim", dims.headDim}}) {
     if (size < 1)
-      return emitOpError() << "expected " << name << " to be positive, got "
-                           << size;
+      return op->emitOpError()
+             << "expected " << name << " to be positive, got " << size;
   }
   if (dims.queryHeads % dims.kvHeads != 0)
-    return emitOpError() << "expected key head count (" << dims.kvHeads
-                         << ") to divide query head count (" << dims.queryHeads
-                         << ")";
+    return op->emitOpError()
+           << "expected key head count (" << dims.kvHeads
+           << ") to divide query head count (" << dims.queryHeads << ")";
+  if (lengths && failed(checkSize(op, "kv_lengths size",
+                                  lengths.getDimSize(0), "batch", dims.batch)))
+    return failure();
+  return success();
+}
+
+/// `scale` and `softcap`, when present, are positive.
+static LogicalResult verifyScales(Operation *op,
+                                  std::optional<APFloat> scale,
+                                  std::optional<APFloat> softcap) {
+  if (scale && failed(checkPositive(op, "scale", scale->convertToDouble())))
+    return failure();
+  if (softcap &&
+      failed(checkPositive(op, "softcap", softcap->convertToDouble())))
+    return failure();
+  return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  Operation *op = getOperation();
+  if (failed(checkRank(op, "query", getQuery(), 4, "[B, Hq, Sq, D]")) ||
+      failed(checkRank(op, "key", getKey(), 4, "[B, Hkv, Skv, D]")) ||
+      failed(checkRank(op, "value", getValue(), 4, "[B, Hkv, Skv, Dv]")))
+    return failure();
+  Value lengths = getKvLengths();
+  if (lengths && failed(checkRank(op, "kv_lengths", lengths, 1, "[B]")))
+    return failure();
+
+  RankedTensorType query = getQuery().getType(), key = getKey().getType(),
+                   value = getValue().getType();
+  AttentionDims dims = AttentionDims::get(query, key, value);
+  if (failed(verifyAttentionDims(op, key, value, dims,
+                                 lengths ? tensorType(lengths) : nullptr)))
+    return failure();
 
   Type elementType = query.getElementType();
   if (failed(checkElementType(op, "key", getKey(), "query", elementType)) ||
@@ -74,13 +104,6 @@ LogicalResult AttentionOp::verify() {
       failed(checkResult(op, dims.resultShape(), "query", elementType)))
     return failure();
 
-  if (Value lengths = getKvLengths()) {
-    if (failed(checkRank(op, "kv_lengths", lengths, 1, "[B]")) ||
-        failed(checkSize(op, "kv_lengths size",
-                         tensorType(lengths).getDimSize(0), "batch",
-                         dims.batch)))
-      return failure();
-  }
   static constexpr StringRef scoreDimNames[] = {
       "batch", "query head count", "query length", "key length"};
   if (Value mask = getDenseMask())
@@ -93,13 +116,46 @@ LogicalResult AttentionOp::verify() {
                                   scoreDimNames)))
       return failure();
   }
+  return verifyScales(op, getScale(), getSoftcap());
+}
+
+//===----------------------------------------------------------------------===//
+// BufferAttentionOp
+//===----------------------------------------------------------------------===//
+
+MaskAttr BufferAttentionOp::getMaskOrNone() {
+  if (MaskAttr mask = getMaskAttr())
+    return mask;
+  return MaskAttr::getNone(getContext());
+}
+
+double BufferAttentionOp::getScaleOrDefault() {
   if (std::optional<APFloat> scale = getScale())
-    if (failed(checkPositive(op, "scale", scale->convertToDouble())))
+    return scale->convertToDouble();
+  int64_t headDim = getQuery().getType().getDimSize(kHead);
+  return 1.0 / std::sqrt(static_cast<double>(headDim));
+}
+
+LogicalResult BufferAttentionOp::verify() {
+  Operation *op = getOperation();
+  MemRefType key = getKey().getType(), value = getValue().getType(),
+             result = getResult().getType();
+  AttentionDims dims = AttentionDims::get(getQuery().getType(), key, value);
+  Value lengths = getKvLengths();
+  if (failed(verifyAttentionDims(
+          op, key, value, dims,
+          lengths ? cast<ShapedType>(lengths.getType()) : nullptr)))
+    return failure();
+  SmallVector<int64_t, 4> expected = dims.resultShape();
+  static constexpr StringRef names[] = {"batch", "head count", "length",
+                                        "head dim"};
+  static constexpr StringRef references[] = {
+      "query batch", "query head count", "query length", "value head dim"};
+  for (int64_t d = 0; d < 4; ++d)
+    if (failed(checkSize(op, ("result " + names[d]).str(),
+                         result.getDimSize(d), references[d], expected[d])))
       return failure();
-  if (std::optional<APFloat> softcap = getSoftcap())
-    if (failed(checkPositive(op, "softcap", softcap->convertToDouble())))
-      return failure();
-  return success();
+  return verifyScales(op, getScale(), getSoftcap());
 }
 
 //===----------------------------------------------------------------------===//

@@ -82,6 +82,54 @@ def Tfm_AttentionOp : Tfm_Op<"attention", [Pure, AttrSizedOperandSegments]> {
   }];
 }
 
+def Tfm_FloatMemRef : MemRefRankOf<[F32, F16, BF16], [4]>;
+
+def Tfm_BufferAttentionOp : Tfm_Op<"buffer_attention", [
+    AllElementTypesMatch<["query", "key", "value", "result"]>]> {
+  let summary = "tfm.attention on buffers, written into a result buffer";
+  let description = [{
+    The computation of `tfm.attention` (same layouts, structured `mask`,
+    `kv_lengths`, `scale`, `softcap`; no dense mask or bias) on memrefs: it
+    reads `query`, `key`, `value` and `kv_lengths` and writes every element
+    of `result` (`[B, Hq, Sq, Dv]`).
+
+    A code generator's form, not an input form: `tfm-gpu-flash-attention`
+    puts it between the `bufferization.to_buffer`s of an attention's
+    operands and a `to_tensor` of its result, so that bufferization and
+    buffer deallocation see one op with declared reads and writes, and
+    `tfm-gpu-lower-buffer-attention` turns it into the tensor-core kernel
+    once the buffers are final.
+
+    ```mlir
+    tfm.buffer_attention %q, %k, %v into %o {mask = #tfm.mask<causal>}
+        : memref<?x8x?x64xbf16>, memref<?x2x?x64xbf16>,
+          memref<?x2x?x64xbf16> into memref<?x8x?x64xbf16>
+    ```
+  }];
+  let arguments = (ins Arg<Tfm_FloatMemRef, "", [MemRead]>:$query,
+                       Arg<Tfm_FloatMemRef, "", [MemRead]>:$key,
+                       Arg<Tfm_FloatMemRef, "", [MemRead]>:$value,
+                       Arg<Optional<MemRefRankOf<[I32, I64], [1]>>, "",
+                           [MemRead]>:$kv_lengths,
+                       Arg<Tfm_FloatMemRef, "", [MemWrite]>:$result,
+                       OptionalAttr<Tfm_MaskAttr>:$mask,
+                       OptionalAttr<F32Attr>:$scale,
+                       OptionalAttr<F32Attr>:$softcap);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value
+    (`kv_lengths` `(` $kv_lengths^ `:` type($kv_lengths) `)`)?
+    `into` $result attr-dict `:` type($query) `,` type($key) `,`
+    type($value) `into` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The structured mask, `none` when the attribute is absent.
+    MaskAttr getMaskOrNone();
+    /// The softmax scale, `1/sqrt(D)` when the attribute is absent.
+    double getScaleOrDefault();
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Masks
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,189 @@
+"""GPU benchmarks: tfm's CUDA kernels against PyTorch in the same run.
+
+- attention: bf16 tfm.attention against scaled_dot_product_attention (flash
+  backend) at the FlashAttention papers' settings: 16k tokens in all
+  (batch = 16384 / S), model width 2048 (heads = 2048 / head dim), head dim
+  64 and 128, causal and not. TFLOP/s counts 4·B·H·D per visible (query,
+  key) pair.
+- projections: bf16 tfm.linear (x [1, M, K] times an nn.Linear weight
+  [N, K], bf16 result) against torch.matmul (cuBLAS) on the shapes of issue
+  16's model (d_model 2048, 32/4 heads of 64, d_ff 5632, vocab 32000) at
+  M = 2048 and 8192 tokens. TFLOP/s counts 2·M·N·K.
+
+  gpu.py prepare DIR              here (needs tfm-compile): the libraries,
+                                  dynamic in batch and length, in DIR
+  gpu.py run DIR [attention|projections]
+                                  on the GPU machine: both sides' figures,
+                                  each tfm result checked against PyTorch's
+
+Times are medians of CUDA-event-timed calls on arrays already on the GPU
+(tfm: device arrays wrapping PyTorch's tensors, bound once, so no copies
+are timed).
+"""
+
+import json
+import pathlib
+import sys
+
+SEQ_LENS = (512, 1024, 2048, 4096, 8192, 16384)
+HEAD_DIMS = (64, 128)
+TOKENS, WIDTH = 16384, 2048
+
+
+def flops(batch, heads, seq, dim, causal):
+    pairs = seq * (seq + 1) // 2 if causal else seq * seq
+    return 4 * batch * heads * dim * pairs
+
+
+def source(dim, causal):
+    heads = WIDTH // dim
+    t = f"tensor<?x{heads}x?x{dim}xbf16>"
+    mask = " {mask = #tfm.mask<causal>}" if causal else ""
+    name = f"attention_d{dim}_{'causal' if causal else 'full'}"
+    return name, (f"func.func @{name}(%q: {t}, %k: {t}, %v: {t}) -> {t} {{\n"
+                  f"  %o = tfm.attention %q, %k, %v{mask} : ({t}, {t}, {t}) -> {t}\n"
+                  f"  return %o : {t}\n}}\n")
+
+
+PROJECTIONS = {"qo": (2048, 2048), "kv": (2048, 256), "gate_up": (2048, 5632),
+               "down": (5632, 2048), "lm_head": (2048, 32000)}  # (K, N)
+TOKENS_PROJECTED = (2048, 8192)
+
+
+def projection_source(name, k, n):
+    x, w, y = (f"tensor<1x?x{k}xbf16>", f"tensor<{n}x{k}xbf16>",
+               f"tensor<1x?x{n}xbf16>")
+    return (f"func.func @{name}(%x: {x}, %w: {w}) -> {y} {{\n"
+            f"  %y = tfm.linear %x, %w : ({x}, {w}) -> {y}\n"
+            f"  return %y : {y}\n}}\n")
+
+
+def prepare(directory):
+    from tfm import compiler
+    directory.mkdir(parents=True, exist_ok=True)
+    flags = ["--target=cuda", "--gpu-arch=sm_90"]
+    text = ""
+    for dim in HEAD_DIMS:
+        for causal in (False, True):
+            text += source(dim, causal)[1]
+    compiler.compile_mlir(text, directory / "attention.so", flags=flags)
+    text = "".join(projection_source(name, k, n)
+                   for name, (k, n) in PROJECTIONS.items())
+    compiler.compile_mlir(text, directory / "projections.so", flags=flags)
+    print(f"prepared {directory}")
+
+
+def median_ms(function, reps=20):
+    import torch
+    function()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        function()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return sorted(times)[len(times) // 2]
+
+
+def device_arrays(*tensors):
+    """tfm device arrays over PyTorch's CUDA tensors (bf16, contiguous)."""
+    from tfm import runtime
+    return [runtime.DeviceArray.wrap(t.data_ptr(), t.shape, "bf16", t)
+            for t in tensors]
+
+
+def run_projections(directory):
+    import torch
+    from tfm import runtime
+    library = runtime.Library(directory / "projections.so")
+    print(f"{'name':>8} {'M':>5} {'K':>5} {'N':>6} {'torch ms':>9} {'TFLOP/s':>8}"
+          f" {'tfm ms':>8} {'TFLOP/s':>8} {'of torch':>8} {'error':>8}")
+    results = []
+    for tokens in TOKENS_PROJECTED:
+        for name, (k, n) in PROJECTIONS.items():
+            gen = torch.Generator(device="cuda").manual_seed(k + n + tokens)
+            x = torch.randn(1, tokens, k, device="cuda", dtype=torch.bfloat16,
+                            generator=gen)
+            w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16,
+                            generator=gen) / k ** 0.5
+            ref = torch.matmul(x, w.T)
+            ms = median_ms(lambda: torch.matmul(x, w.T))
+            out = torch.empty_like(ref)
+            call = library[name].bind(*device_arrays(x, w), out=device_arrays(out))
+            tms = median_ms(call)
+            error = ((out.float() - ref.float()).abs().max()
+                     / ref.float().abs().max()).item()
+            work = 2 * tokens * n * k
+            row = {"name": name, "M": tokens, "K": k, "N": n, "torch_ms": ms,
+                   "tfm_ms": tms, "error": error}
+            print(f"{name:>8} {tokens:>5} {k:>5} {n:>6} {ms:>9.3f} "
+                  f"{work / ms / 1e9:>8.1f} {tms:>8.3f} {work / tms / 1e9:>8.1f} "
+                  f"{ms / tms:>8.2f} {error:>8.1e}", flush=True)
+            results.append(row)
+    return results
+
+
+def run_attention(directory):
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from tfm import runtime
+    library = runtime.Library(directory / "attention.so")
+    print(f"{'D':>4} {'S':>6} {'causal':>6} {'torch ms':>9} {'TFLOP/s':>8}"
+          f"  tfm ms  TFLOP/s  x torch  error")
+    results = []
+    for dim in HEAD_DIMS:
+        heads = WIDTH // dim
+        for causal in (False, True):
+            for seq in SEQ_LENS:
+                batch = TOKENS // seq
+                gen = torch.Generator(device="cuda").manual_seed(seq + dim)
+                q, k, v = (torch.randn(batch, heads, seq, dim, device="cuda",
+                                       dtype=torch.bfloat16, generator=gen)
+                           for _ in range(3))
+                with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                    ref = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                    ms = median_ms(lambda: F.scaled_dot_product_attention(
+                        q, k, v, is_causal=causal))
+                work = flops(batch, heads, seq, dim, causal)
+                row = {"dim": dim, "seq": seq, "causal": causal,
+                       "torch_ms": ms, "torch_tflops": work / ms / 1e9}
+                line = (f"{dim:>4} {seq:>6} {str(causal):>6} {ms:>9.3f} "
+                        f"{row['torch_tflops']:>8.1f}")
+                name = source(dim, causal)[0]
+                out = torch.empty_like(q)
+                call = library[name].bind(*device_arrays(q, k, v),
+                                          out=device_arrays(out))
+                tms = median_ms(call)
+                error = ((out.float() - ref.float()).abs().max()
+                         / ref.float().abs().max()).item()
+                row.update(tfm_ms=tms, tfm_tflops=work / tms / 1e9,
+                           error=error)
+                line += (f" {tms:>8.3f} {row['tfm_tflops']:>8.1f} "
+                         f"{ms / tms:>8.2f} {error:>8.1e}")
+                print(line, flush=True)
+                results.append(row)
+    return results
+
+
+if __name__ == "__main__":
+    mode = sys.argv[1] if len(sys.argv) > 1 else ""
+    where = pathlib.Path(sys.argv[2]) if len(sys.argv) > 2 else None
+    which = sys.argv[3:] or ["attention", "projections"]
+    if mode == "prepare" and where:
+        prepare(where)
+    elif mode == "run" and where and set(which) <= {"attention", "projections"}:
+        import torch
+        print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}")
+        results = {}
+        if "projections" in which:
+            results["projections"] = run_projections(where)
+        if "attention" in which:
+            results["attention"] = run_attention(where)
+        print(json.dumps(results))
+    else:
+        sys.exit(__doc__)

@@ -1,0 +1,598 @@
+//===- FlashAttention.cpp - tfm.attention on tensor cores -----------------===//
+//
+// Two passes: tfm-gpu-flash-attention puts a bf16/f16 `tfm.attention` on
+// buffers (tfm.buffer_attention) before bufferization, and
+// tfm-gpu-lower-buffer-attention replaces that by one FlashAttention-2
+// style kernel once buffers and their deallocation are final:
+// a block of 4 warps per (batch, query head, 64 query rows), each warp 16
+// rows; the block walks the visible key range in tiles of 64 keys that
+// cp.async brings into shared memory (V of a tile while its scores are
+// computed, K of the next while P·V runs), QKᵀ and P·V as mma.sync
+// m16n8k16 with f32 accumulators fed by ldmatrix, the online softmax in the
+// accumulators' registers (a row is held by the 4 lanes of a quad), and
+// mask checks only in the tiles the mask cuts.
+//
+// Shared-memory rows are D/8 chunks of 16 bytes stored with the chunk index
+// XORed by the row's low 3 bits, so that the 8 row addresses of an
+// ldmatrix matrix fall into 8 different bank groups.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfm/Codegen/Passes.h"
+
+#include "TensorCoreBuilder.h"
+
+#include "tfm/Dialect/Tfm/IR/TfmOps.h"
+#include "tfm/Dialect/Tfm/Utils/AttentionDims.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <cmath>
+
+namespace mlir::tfm {
+#define GEN_PASS_DEF_TFMGPUFLASHATTENTIONPASS
+#define GEN_PASS_DEF_TFMGPULOWERBUFFERATTENTIONPASS
+#include "tfm/Codegen/Passes.h.inc"
+} // namespace mlir::tfm
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+namespace {
+
+constexpr int64_t kWarps = 8;
+constexpr int64_t kThreads = 32 * kWarps;
+constexpr int64_t kRows = 16 * kWarps; // query rows of a block
+constexpr int64_t kKeys = 64;          // keys of a tile
+
+/// Whether the kernel computes attention of `query` and `value` types: both
+/// bf16 or both f16, head dim 64 or 128 (shared memory holds three
+/// [64, D] tiles, chunk swizzling needs D/8 >= 8).
+bool kernelTakes(ShapedType query, ShapedType value) {
+  Type element = query.getElementType();
+  int64_t dim = query.getDimSize(kHead);
+  return (element.isBF16() || element.isF16()) &&
+         value.getElementType() == element && (dim == 64 || dim == 128) &&
+         value.getDimSize(kHead) == dim;
+}
+
+/// Builds the kernel of one attention op inside a gpu.launch.
+class KernelBuilder : TensorCoreBuilder {
+public:
+  KernelBuilder(OpBuilder &b, Location loc, BufferAttentionOp op)
+      : TensorCoreBuilder(b, loc, op.getQuery().getType().getElementType()),
+        op(op) {
+    MemRefType query = op.getQuery().getType();
+    headDim = query.getDimSize(kHead);
+    chunks = headDim / 8;
+    group = query.getDimSize(kHeads) / op.getKey().getType().getDimSize(kHeads);
+    mask = op.getMaskOrNone();
+  }
+
+  /// The kernel body, reading memrefs `q`, `k`, `v` (and `lengths`) and
+  /// writing `out`; `ks`, `vs` are its [64, D] shared buffers.
+  void build(gpu::LaunchOp launch, Value q, Value k, Value v, Value lengths,
+             Value out, Value ks, Value vs);
+
+private:
+  /// Copies rows [first, first + 64) of head `head` of `source` ([B, H, S,
+  /// D]) into the swizzled shared buffer `tile`, rows at or past `limit`
+  /// read as row `limit - 1` (they are masked or never stored).
+  void copyTile(Value source, Value head, Value first, Value limit,
+                Value tile);
+  /// The ldmatrix.x4 registers whose lane reads row `row` (low 3 bits: the
+  /// lane's) and chunk `chunkBase ^ laneXor` of a swizzled tile.
+  SmallVector<Value> loadSwizzled(Value tile, Value row, int64_t chunkBase,
+                                  Value laneXor, bool transpose) {
+    return loadMatrices(tile, {row, mul(xorIndex(laneXor, chunkBase), 8)},
+                        transpose);
+  }
+  /// The A operand registers of rows `row` and `row + 8` (clamped to
+  /// `lastRow`), columns [column, column + 16) of head `head` of `q`: read
+  /// from global memory once per block.
+  SmallVector<Value> loadQuery(Value q, Value head, Value row, Value lastRow,
+                               Value column);
+  Value shuffleXor(Value value, int32_t offset);
+  /// The maximum (or sum) of a row held by the 4 lanes of a quad.
+  Value quadReduce(Value value, bool sum);
+
+  BufferAttentionOp op;
+  int64_t headDim, chunks, group;
+  MaskAttr mask;
+  // Per thread.
+  Value tid, lane, batch;
+};
+
+void KernelBuilder::copyTile(Value source, Value head, Value first,
+                             Value limit, Value tile) {
+  Value lastRow = sub(limit, index(1));
+  for (int64_t i = 0; i < kKeys * chunks / kThreads; ++i) {
+    Value id = add(tid, i * kThreads);
+    Value row = div(id, chunks), chunk = rem(id, chunks);
+    Value sourceRow = min(add(first, row), lastRow);
+    copy16Bytes(tile, {row, mul(xorIndex(chunk, rem(row, 8)), 8)}, source,
+                {batch, head, sourceRow, mul(chunk, 8)});
+  }
+  NVVM::CpAsyncCommitGroupOp::create(b, loc);
+}
+
+SmallVector<Value> KernelBuilder::loadQuery(Value q, Value head, Value row,
+                                            Value lastRow, Value column) {
+  // a0: (row, column), a1: (row + 8, column), a2: (row, column + 8),
+  // a3: (row + 8, column + 8).
+  SmallVector<Value> registers;
+  for (int64_t i = 0; i < 4; ++i)
+    registers.push_back(loadPair(q, {batch, head, min(add(row, (i % 2) * 8),
+                                                      lastRow),
+                                     add(column, (i / 2) * 8)}));
+  return registers;
+}
+
+Value KernelBuilder::shuffleXor(Value value, int32_t offset) {
+  return gpu::ShuffleOp::create(b, loc, value, offset, /*width=*/32,
+                                gpu::ShuffleMode::XOR)
+      .getShuffleResult();
+}
+
+Value KernelBuilder::quadReduce(Value value, bool sum) {
+  for (int32_t offset : {1, 2}) {
+    Value other = shuffleXor(value, offset);
+    value = sum ? arith::AddFOp::create(b, loc, value, other).getResult()
+                : arith::MaximumFOp::create(b, loc, value, other).getResult();
+  }
+  return value;
+}
+
+void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
+                          Value lengths, Value out, Value ks, Value vs) {
+  tid = launch.getThreadIds().x;
+  Value warp = div(tid, 32);
+  lane = rem(tid, 32);
+  Value quadRow = div(lane, 4), quadColumn = rem(lane, 4);
+  // The last query tiles first: under a causal mask they have the most
+  // keys, and the short ones then fill the tail of the grid.
+  Value queryTile = sub(sub(launch.getGridSize().x, launch.getBlockIds().x),
+                        index(1));
+  Value head = launch.getBlockIds().y;
+  batch = launch.getBlockIds().z;
+  Value kvHead = div(head, group);
+
+  Value queries = memref::DimOp::create(b, loc, q, kSeq);
+  Value keys = memref::DimOp::create(b, loc, k, kSeq);
+  Value keyEnd = keys;
+  if (lengths) {
+    Value length = memref::LoadOp::create(b, loc, lengths, batch);
+    length = arith::IndexCastOp::create(b, loc, b.getIndexType(), length);
+    keyEnd = max(index(0), min(length, keys));
+  }
+  // Query row i sits at position i + Skv - Sq (bottom-right alignment).
+  Value offset = sub(keys, queries);
+  Value firstRow = mul(queryTile, kRows);
+  Value rowEnd = min(add(firstRow, kRows), queries);
+  Value firstPosition = add(firstRow, offset);
+  Value lastPosition = add(sub(rowEnd, index(1)), offset);
+  bool leftBounded = mask.getLeft() != MaskAttr::kUnbounded;
+  bool rightBounded = mask.getRight() != MaskAttr::kUnbounded;
+  // The keys any row of the block sees: [keyBegin, keyLimit).
+  Value keyBegin = index(0), keyLimit = keyEnd;
+  if (leftBounded)
+    keyBegin = max(index(0), sub(firstPosition, index(mask.getLeft())));
+  if (rightBounded)
+    keyLimit = min(keyEnd, add(lastPosition, mask.getRight() + 1));
+  Value firstTile = mul(div(keyBegin, kKeys), kKeys);
+
+  // Q: the warp's 16 rows in registers for the whole key loop.
+  SmallVector<SmallVector<Value>> queryRegs;
+  Value quadFirstRow = add(add(firstRow, mul(warp, 16)), quadRow);
+  Value lastRow = sub(queries, index(1));
+  for (int64_t kk = 0; kk < headDim / 16; ++kk)
+    queryRegs.push_back(loadQuery(q, head, quadFirstRow, lastRow,
+                                  add(mul(quadColumn, 2), kk * 16)));
+  Value low3 = rem(lane, 8), matrix = div(lane, 8);
+  // B operands of P·V (V, transposed): matrices 0..3 are rows +0/+8 then
+  // chunks +0/+1; B operands of QKᵀ (K): chunks +0/+1 then rows +0/+8.
+  Value rowsThenChunks = add(low3, mul(rem(matrix, 2), 8));
+  Value chunksThenRows = add(low3, mul(div(matrix, 2), 8));
+  Value xorRowsThenChunks = xorIndex(div(matrix, 2), low3);
+  Value xorChunksThenRows = xorIndex(rem(matrix, 2), low3);
+
+  // K of the first tile, if any.
+  auto anyTile = scf::IfOp::create(
+      b, loc, cmp(arith::CmpIPredicate::slt, firstTile, keyLimit));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(anyTile.thenBlock());
+    copyTile(k, kvHead, firstTile, keys, ks);
+  }
+
+  // Scores are kept as log2: exp2(s·scale·log2e - m).
+  double log2e = 1.0 / std::log(2.0);
+  double scale = op.getScaleOrDefault();
+  std::optional<double> softcap;
+  if (FloatAttr cap = op.getSoftcapAttr())
+    softcap = cap.getValueAsDouble();
+  Value negInf = f32(-INFINITY), zero = f32(0.0);
+
+  // Loop state: m and l of rows quadRow and quadRow + 8, then the output
+  // accumulators (D/8 tiles of 4).
+  SmallVector<Value> init = {negInf, negInf, zero, zero};
+  for (int64_t i = 0; i < headDim / 8 * 4; ++i)
+    init.push_back(zero);
+  Value rowPosition = add(add(firstPosition, mul(warp, 16)), quadRow);
+  Value columnInTile = mul(quadColumn, 2);
+  auto loop = scf::ForOp::create(
+      b, loc, firstTile, keyLimit, index(kKeys), init,
+      [&](OpBuilder &, Location, Value tileStart, ValueRange state) {
+        // K of this tile has landed, and every warp is past the last
+        // tile's P·V: V may be overwritten.
+        NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+        gpu::BarrierOp::create(b, loc);
+        copyTile(v, kvHead, tileStart, keys, vs);
+
+        // S = Q Kᵀ: 8 tiles of 8 keys.
+        SmallVector<SmallVector<Value>> scores(kKeys / 8,
+                                               SmallVector<Value>(4, zero));
+        for (int64_t kk = 0; kk < headDim / 16; ++kk)
+          for (int64_t pair = 0; pair < kKeys / 16; ++pair) {
+            SmallVector<Value> keyRegs =
+                loadSwizzled(ks, add(chunksThenRows, pair * 16), 2 * kk,
+                             xorChunksThenRows, false);
+            scores[2 * pair] = mma(queryRegs[kk], {keyRegs[0], keyRegs[1]},
+                                   scores[2 * pair]);
+            scores[2 * pair + 1] = mma(
+                queryRegs[kk], {keyRegs[2], keyRegs[3]}, scores[2 * pair + 1]);
+          }
+        for (auto &tile : scores)
+          for (Value &s : tile) {
+            if (softcap) {
+              Value capped = math::TanhOp::create(
+                  b, loc,
+                  arith::MulFOp::create(b, loc, s, f32(scale / *softcap)));
+              s = arith::MulFOp::create(b, loc, capped,
+                                        f32(*softcap * log2e));
+            } else {
+              s = arith::MulFOp::create(b, loc, s, f32(scale * log2e));
+            }
+          }
+
+        // Masks, in the tiles they cut: key j of row p is visible iff
+        // j < keyEnd and p - left <= j <= p + right.
+        Value tileEnd = add(tileStart, kKeys);
+        Value whole = cmp(arith::CmpIPredicate::sle, tileEnd, keyEnd);
+        if (leftBounded)
+          whole = both(whole, cmp(arith::CmpIPredicate::sge, tileStart,
+                                  sub(lastPosition,
+                                      index(mask.getLeft()))));
+        if (rightBounded)
+          whole = both(whole, cmp(arith::CmpIPredicate::sle,
+                                  sub(tileEnd, index(1)),
+                                  add(firstPosition, mask.getRight())));
+        SmallVector<Value> flat;
+        for (auto &tile : scores)
+          flat.append(tile);
+        SmallVector<Type> types(flat.size(), b.getF32Type());
+        auto masked = scf::IfOp::create(b, loc, types, whole,
+                                        /*withElseRegion=*/true);
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(masked.thenBlock());
+          scf::YieldOp::create(b, loc, flat);
+          b.setInsertionPointToStart(masked.elseBlock());
+          SmallVector<Value> kept;
+          for (int64_t n = 0; n < kKeys / 8; ++n)
+            for (int64_t e = 0; e < 4; ++e) {
+              Value key = add(add(tileStart, columnInTile), n * 8 + e % 2);
+              Value position = add(rowPosition, (e / 2) * 8);
+              Value visible = cmp(arith::CmpIPredicate::slt, key, keyEnd);
+              if (leftBounded)
+                visible = both(visible,
+                               cmp(arith::CmpIPredicate::sge, key,
+                                   sub(position, index(mask.getLeft()))));
+              if (rightBounded)
+                visible = both(visible,
+                               cmp(arith::CmpIPredicate::sle, key,
+                                   add(position, mask.getRight())));
+              kept.push_back(arith::SelectOp::create(b, loc, visible,
+                                                     scores[n][e], negInf));
+            }
+          scf::YieldOp::create(b, loc, kept);
+        }
+        for (int64_t n = 0; n < kKeys / 8; ++n)
+          for (int64_t e = 0; e < 4; ++e)
+            scores[n][e] = masked.getResult(n * 4 + e);
+
+        // Online softmax of rows quadRow (half 0) and quadRow + 8 (half 1).
+        SmallVector<Value> next(state.begin(), state.end());
+        for (int64_t half = 0; half < 2; ++half) {
+          Value rowMax = negInf;
+          for (auto &tile : scores)
+            for (int64_t e = 2 * half; e < 2 * half + 2; ++e)
+              rowMax = arith::MaximumFOp::create(b, loc, rowMax, tile[e]);
+          rowMax = quadReduce(rowMax, /*sum=*/false);
+          Value oldMax = state[half];
+          Value newMax = arith::MaximumFOp::create(b, loc, oldMax, rowMax);
+          // A row that has seen no key yet subtracts 0, not -inf.
+          Value seen = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
+                                             newMax, negInf);
+          Value base = arith::SelectOp::create(b, loc, seen, newMax, zero);
+          Value correction = math::Exp2Op::create(
+              b, loc, arith::SubFOp::create(b, loc, oldMax, base));
+          Value sum = arith::MulFOp::create(b, loc, state[2 + half], correction);
+          for (auto &tile : scores)
+            for (int64_t e = 2 * half; e < 2 * half + 2; ++e) {
+              tile[e] = math::Exp2Op::create(
+                  b, loc, arith::SubFOp::create(b, loc, tile[e], base));
+              sum = arith::AddFOp::create(b, loc, sum, tile[e]);
+            }
+          next[half] = newMax;
+          next[2 + half] = sum;
+          for (int64_t d = 0; d < headDim / 8; ++d)
+            for (int64_t e = 2 * half; e < 2 * half + 2; ++e)
+              next[4 + d * 4 + e] = arith::MulFOp::create(
+                  b, loc, state[4 + d * 4 + e], correction);
+        }
+        // P as A operands: the accumulator layout of two 8-key tiles is the
+        // A layout of one 16-key step.
+        SmallVector<SmallVector<Value>> probabilities;
+        for (int64_t j = 0; j < kKeys / 16; ++j) {
+          auto &lo = scores[2 * j], &hi = scores[2 * j + 1];
+          probabilities.push_back({pack(lo[0], lo[1]), pack(lo[2], lo[3]),
+                                   pack(hi[0], hi[1]), pack(hi[2], hi[3])});
+        }
+
+        // V has landed and every warp is done with K: fetch the next K.
+        NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+        gpu::BarrierOp::create(b, loc);
+        auto more = scf::IfOp::create(
+            b, loc, cmp(arith::CmpIPredicate::slt, tileEnd, keyLimit));
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(more.thenBlock());
+          copyTile(k, kvHead, tileEnd, keys, ks);
+        }
+
+        // O += P V.
+        for (int64_t j = 0; j < kKeys / 16; ++j)
+          for (int64_t pair = 0; pair < headDim / 16; ++pair) {
+            SmallVector<Value> valueRegs =
+                loadSwizzled(vs, add(rowsThenChunks, j * 16), 2 * pair,
+                             xorRowsThenChunks, true);
+            for (int64_t half = 0; half < 2; ++half) {
+              int64_t at = 4 + (2 * pair + half) * 4;
+              SmallVector<Value> acc(next.begin() + at, next.begin() + at + 4);
+              acc = mma(probabilities[j],
+                        {valueRegs[2 * half], valueRegs[2 * half + 1]}, acc);
+              std::copy(acc.begin(), acc.end(), next.begin() + at);
+            }
+          }
+        scf::YieldOp::create(b, loc, next);
+      });
+
+  // O / l (0 for a row that saw no key), stored as pairs.
+  for (int64_t half = 0; half < 2; ++half) {
+    Value sum = quadReduce(loop.getResult(2 + half), /*sum=*/true);
+    Value positive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
+                                           sum, zero);
+    Value inverse = arith::SelectOp::create(
+        b, loc, positive, arith::DivFOp::create(b, loc, f32(1.0), sum), zero);
+    Value row = add(add(add(firstRow, mul(warp, 16)), quadRow), half * 8);
+    auto inRange = scf::IfOp::create(
+        b, loc, cmp(arith::CmpIPredicate::slt, row, queries));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(inRange.thenBlock());
+    for (int64_t d = 0; d < headDim / 8; ++d) {
+      SmallVector<Value> pair;
+      for (int64_t e = 2 * half; e < 2 * half + 2; ++e)
+        pair.push_back(arith::MulFOp::create(
+            b, loc, loop.getResult(4 + d * 4 + e), inverse));
+      Value narrow = arith::TruncFOp::create(
+          b, loc, VectorType::get({2}, element),
+          vector::FromElementsOp::create(
+              b, loc, VectorType::get({2}, b.getF32Type()), pair));
+      vector::StoreOp::create(b, loc, narrow, out,
+                              ValueRange{batch, head, row,
+                                         add(columnInTile, d * 8)});
+    }
+  }
+}
+
+/// A memref type for reading `type` in place: any offset and outer strides,
+/// unit innermost stride (what cp.async needs).
+MemRefType bufferType(RankedTensorType type) {
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> strides(rank, ShapedType::kDynamic);
+  strides.back() = 1;
+  return MemRefType::get(
+      type.getShape(), type.getElementType(),
+      StridedLayoutAttr::get(type.getContext(), ShapedType::kDynamic,
+                             strides));
+}
+
+/// tfm.attention -> to_buffer of its operands, tfm.buffer_attention into a
+/// new buffer, to_tensor of that buffer.
+void bufferize(IRRewriter &rewriter, AttentionOp op) {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  RankedTensorType resultType = op.getType();
+  auto read = [&](Value tensor) -> Value {
+    if (!tensor)
+      return nullptr;
+    return bufferization::ToBufferOp::create(
+        rewriter, loc, bufferType(cast<RankedTensorType>(tensor.getType())),
+        tensor, /*readOnly=*/true);
+  };
+  Value q = read(op.getQuery()), k = read(op.getKey()), v = read(op.getValue());
+  Value lengths = read(op.getKvLengths());
+
+  // Sizes the verifier could not compare must agree at run time (asserts of
+  // tensor dims, which tfm-insert-runtime-checks turns into entry checks).
+  auto requireEqual = [&](Value lhs, int64_t lhsDim, Value rhs,
+                          int64_t rhsDim) {
+    auto lhsType = cast<ShapedType>(lhs.getType());
+    auto rhsType = cast<ShapedType>(rhs.getType());
+    if (!lhsType.isDynamicDim(lhsDim) && !rhsType.isDynamicDim(rhsDim))
+      return;
+    Value equal = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::eq,
+        tensor::DimOp::create(rewriter, loc, lhs, lhsDim),
+        tensor::DimOp::create(rewriter, loc, rhs, rhsDim));
+    cf::AssertOp::create(rewriter, loc, equal,
+                         "attention operand sizes differ");
+  };
+  Value query = op.getQuery(), key = op.getKey(), value = op.getValue();
+  requireEqual(key, kBatch, query, kBatch);
+  requireEqual(value, kBatch, query, kBatch);
+  requireEqual(value, kSeq, key, kSeq);
+  if (Value kvLengths = op.getKvLengths())
+    requireEqual(kvLengths, 0, query, kBatch);
+
+  SmallVector<Value> dynamicSizes;
+  for (int64_t d : {kBatch, kSeq})
+    if (resultType.isDynamicDim(d))
+      dynamicSizes.push_back(memref::DimOp::create(rewriter, loc, q, d));
+  auto outType =
+      MemRefType::get(resultType.getShape(), resultType.getElementType());
+  Value out = memref::AllocOp::create(rewriter, loc, outType, dynamicSizes);
+  BufferAttentionOp::create(rewriter, loc, q, k, v, lengths, out,
+                            op.getMaskAttr(), op.getScaleAttr(),
+                            op.getSoftcapAttr());
+  rewriter.replaceOp(op, bufferization::ToTensorOp::create(
+                             rewriter, loc, resultType, out,
+                             /*restrict=*/true, /*writable=*/true));
+}
+
+struct TfmGPUFlashAttentionPass
+    : tfm::impl::TfmGPUFlashAttentionPassBase<TfmGPUFlashAttentionPass> {
+  void runOnOperation() override {
+    SmallVector<AttentionOp> ops;
+    getOperation().walk([&](AttentionOp op) {
+      if (!op.getDenseMask() && !op.getBias() &&
+          kernelTakes(op.getQuery().getType(), op.getValue().getType()))
+        ops.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (AttentionOp op : ops)
+      bufferize(rewriter, op);
+  }
+};
+
+/// When the result buffer is a fresh allocation that is only copied into
+/// another buffer right after the kernel (an entry point's output, as
+/// bufferization leaves it), the kernel writes that buffer instead: no copy.
+void writeIntoCopyTarget(BufferAttentionOp op) {
+  auto alloc = op.getResult().getDefiningOp<memref::AllocOp>();
+  if (!alloc)
+    return;
+  memref::CopyOp copy;
+  memref::DeallocOp dealloc;
+  for (Operation *user : alloc->getUsers()) {
+    if (user == op)
+      continue;
+    auto asCopy = dyn_cast<memref::CopyOp>(user);
+    auto asDealloc = dyn_cast<memref::DeallocOp>(user);
+    if (asCopy && !copy && asCopy.getSource() == alloc.getResult())
+      copy = asCopy;
+    else if (asDealloc && !dealloc)
+      dealloc = asDealloc;
+    else
+      return;
+  }
+  if (!copy || copy->getBlock() != op->getBlock() ||
+      copy.getTarget().getType() != alloc.getType())
+    return;
+  // The target exists before the kernel, and nothing between the kernel
+  // and the copy touches memory.
+  Value target = copy.getTarget();
+  Operation *definition = target.getDefiningOp();
+  if (definition && (definition->getBlock() != op->getBlock() ||
+                     !definition->isBeforeInBlock(op)))
+    return;
+  if (!isa<BlockArgument>(target) && !definition)
+    return;
+  for (Operation *between = op->getNextNode(); between != copy;
+       between = between->getNextNode())
+    if (!isMemoryEffectFree(between))
+      return;
+  op.getResultMutable().assign(target);
+  copy->erase();
+  if (dealloc)
+    dealloc->erase();
+  alloc->erase();
+}
+
+/// tfm.buffer_attention -> the kernel's gpu.launch, skipped for an empty
+/// grid (which CUDA refuses).
+void launchKernel(IRRewriter &rewriter, BufferAttentionOp op) {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Value q = op.getQuery();
+  MemRefType resultType = op.getResult().getType();
+  Value batches = memref::DimOp::create(rewriter, loc, q, kBatch);
+  Value queries = memref::DimOp::create(rewriter, loc, q, kSeq);
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value nonEmpty = arith::AndIOp::create(
+      rewriter, loc,
+      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sgt, batches,
+                            zero),
+      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sgt, queries,
+                            zero));
+  auto guard = scf::IfOp::create(rewriter, loc, nonEmpty);
+  rewriter.setInsertionPointToStart(guard.thenBlock());
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  Value tiles = arith::CeilDivUIOp::create(
+      rewriter, loc, queries,
+      arith::ConstantIndexOp::create(rewriter, loc, kRows));
+  Value heads = arith::ConstantIndexOp::create(
+      rewriter, loc, resultType.getDimSize(kHeads));
+  Value threads = arith::ConstantIndexOp::create(rewriter, loc, kThreads);
+  auto launch = gpu::LaunchOp::create(rewriter, loc, tiles, heads, batches,
+                                      threads, one, one);
+  auto sharedType = MemRefType::get(
+      {kKeys, resultType.getDimSize(kHead)}, resultType.getElementType(),
+      MemRefLayoutAttrInterface(),
+      gpu::AddressSpaceAttr::get(rewriter.getContext(),
+                                 gpu::AddressSpace::Workgroup));
+  Value ks = launch.addWorkgroupAttribution(sharedType, loc);
+  Value vs = launch.addWorkgroupAttribution(sharedType, loc);
+  rewriter.setInsertionPointToStart(&launch.getBody().front());
+  auto terminator = gpu::TerminatorOp::create(rewriter, loc);
+  rewriter.setInsertionPoint(terminator);
+  KernelBuilder(rewriter, loc, op).build(launch, q, op.getKey(),
+                                         op.getValue(), op.getKvLengths(),
+                                         op.getResult(), ks, vs);
+  rewriter.eraseOp(op);
+}
+
+struct TfmGPULowerBufferAttentionPass
+    : tfm::impl::TfmGPULowerBufferAttentionPassBase<
+          TfmGPULowerBufferAttentionPass> {
+  void runOnOperation() override {
+    SmallVector<BufferAttentionOp> ops;
+    getOperation().walk([&](BufferAttentionOp op) { ops.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    for (BufferAttentionOp op : ops) {
+      if (!kernelTakes(op.getQuery().getType(), op.getValue().getType())) {
+        op.emitOpError("has no GPU kernel for these types: it takes bf16 or "
+                       "f16 with head dim 64 or 128");
+        return signalPassFailure();
+      }
+      writeIntoCopyTarget(op);
+      launchKernel(rewriter, op);
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,87 @@
+//===- TensorCoreBuilder.h - warp-level tensor-core IR ----------*- C++ -*-===//
+//
+// The pieces the tensor-core kernels (FlashAttention.cpp,
+// TensorCoreMatmul.cpp) are built from: index arithmetic, 16-byte cp.async
+// copies, ldmatrix.x4 and mma.sync m16n8k16 on 32-bit registers holding
+// two bf16/f16 elements, f32 accumulators.
+//
+// Fragment layouts (PTX ISA, mma.m16n8k16): lane l is in quad row
+// g = l / 4 and quad column t = l % 4. An A operand is 4 registers:
+// (row g, k 2t..2t+1), (g + 8, 2t..), (g, 2t + 8..), (g + 8, 2t + 8..); a B
+// operand 2: (k 2t..2t+1, column g), (k 2t + 8.., g); an accumulator 4
+// values: (row g, columns 2t, 2t + 1), (g + 8, 2t, 2t + 1).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFM_LIB_CODEGEN_GPU_TENSORCOREBUILDER_H
+#define TFM_LIB_CODEGEN_GPU_TENSORCOREBUILDER_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::tfm {
+
+class TensorCoreBuilder {
+public:
+  /// `element`: the bf16 or f16 type of the multiplied operands.
+  TensorCoreBuilder(OpBuilder &b, Location loc, Type element)
+      : b(b), loc(loc), element(element) {}
+
+protected:
+  // Constants and index arithmetic.
+  Value index(int64_t value) {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  }
+  Value f32(double value) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value add(Value x, int64_t y) { return y ? add(x, index(y)) : x; }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value mul(Value x, int64_t y) {
+    return arith::MulIOp::create(b, loc, x, index(y));
+  }
+  Value div(Value x, int64_t y) {
+    return arith::DivUIOp::create(b, loc, x, index(y));
+  }
+  Value rem(Value x, int64_t y) {
+    return arith::RemUIOp::create(b, loc, x, index(y));
+  }
+  Value xorIndex(Value x, Value y) {
+    return arith::XOrIOp::create(b, loc, x, y);
+  }
+  Value xorIndex(Value x, int64_t y) {
+    return y == 0 ? x : xorIndex(x, index(y));
+  }
+  Value min(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
+  Value max(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
+  Value cmp(arith::CmpIPredicate predicate, Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, predicate, x, y);
+  }
+  Value both(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
+
+  /// 16 bytes from `source[sourceIndices]` to shared `tile[tileIndices]`,
+  /// through L2 only (tiles are streamed), not waited for.
+  void copy16Bytes(Value tile, ValueRange tileIndices, Value source,
+                   ValueRange sourceIndices);
+  /// The four 32-bit registers of an ldmatrix.x4 of `tile`: the lane gives
+  /// the address `tile[row, column]` of one row of one of the 4 matrices
+  /// (lanes 8i..8i+7: matrix i).
+  SmallVector<Value> loadMatrices(Value tile, ValueRange indices,
+                                  bool transpose);
+  /// d = a·b + c for one m16n8k16 tile: 4, 2 and 4 registers.
+  SmallVector<Value> mma(ArrayRef<Value> a, ArrayRef<Value> bRegs,
+                         ArrayRef<Value> c);
+  /// Two f32 values as one register of two 16-bit elements.
+  Value pack(Value low, Value high);
+  /// Two 16-bit elements loaded from `memref[indices]` as one register.
+  Value loadPair(Value memref, ValueRange indices);
+
+  OpBuilder &b;
+  Location loc;
+  Type element;
+};
+
+} // namespace mlir::tfm
+
+#endif // TFM_LIB_CODEGEN_GPU_TENSORCOREBUILDER_H

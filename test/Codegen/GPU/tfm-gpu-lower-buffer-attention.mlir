@@ -1,0 +1,116 @@
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention))" --verify-diagnostics | FileCheck %s
+
+// The kernel of a causal GQA attention with kv lengths: no launch for an
+// empty grid; blocks of 256 threads over (query tiles of 128, heads,
+// batch), the last tiles first; two [64, D] shared tiles for K and V; Q
+// read once from global memory into registers;
+// a loop over key tiles that copies V (then the next K) with cp.async,
+// multiplies on tensor cores through ldmatrix, masks only the tiles the
+// mask cuts, and keeps the softmax state in registers; the result stored
+// as pairs.
+// CHECK-LABEL: func.func @kernel
+// CHECK-SAME: (%[[Q:.*]]: memref<?x8x?x64xbf16>, %[[K:.*]]: memref<?x2x?x64xbf16>, %[[V:.*]]: memref<?x2x?x64xbf16>, %[[L:.*]]: memref<?xi32>, %[[O:.*]]: memref<?x8x?x64xbf16>)
+// CHECK: %[[B:.*]] = memref.dim %[[Q]], %c0
+// CHECK: %[[S:.*]] = memref.dim %[[Q]], %c2
+// CHECK: scf.if
+// CHECK:   %[[TILES:.*]] = arith.ceildivui %[[S]], %c128
+// CHECK:   gpu.launch blocks(%[[BX:.*]], %[[BY:.*]], %[[BZ:.*]]) in (%[[GX:.*]] = %[[TILES]], %{{.*}} = %c8{{.*}}, %{{.*}} = %[[B]]) threads(%{{.*}}) in (%{{.*}} = %c256{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) workgroup(%[[KS:.*]] : memref<64x64xbf16, #gpu.address_space<workgroup>>, %[[VS:.*]] : memref<64x64xbf16, #gpu.address_space<workgroup>>)
+// CHECK:     arith.subi %[[GX]], %[[BX]]
+// CHECK:     memref.load %[[L]][%[[BZ]]]
+// CHECK-COUNT-16: vector.load %[[Q]][%[[BZ]], %[[BY]], {{.*}}] : memref<?x8x?x64xbf16>, vector<2xbf16>
+// CHECK:     scf.if
+// CHECK:       nvgpu.device_async_copy %[[K]]{{.*}}, %[[KS]][{{.*}}], 8 {bypassL1}
+// CHECK:       nvvm.cp.async.commit.group
+// CHECK:     scf.for
+// CHECK:       nvvm.cp.async.wait.group 0
+// CHECK:       gpu.barrier
+// CHECK:       nvgpu.device_async_copy %[[V]]{{.*}}, %[[VS]]
+// CHECK:       nvgpu.ldmatrix %[[KS]]{{.*}} {numTiles = 4 : i32, transpose = false}
+// CHECK:       nvvm.mma.sync {{.*}} {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
+// CHECK:       scf.if {{.*}} -> (f32,
+// CHECK:         arith.select
+// CHECK:       gpu.shuffle  xor
+// CHECK:       math.exp2
+// CHECK:       arith.truncf {{.*}} : vector<2xf32> to vector<2xbf16>
+// CHECK:       nvgpu.device_async_copy %[[K]]
+// CHECK:       nvgpu.ldmatrix %[[VS]]{{.*}} {numTiles = 4 : i32, transpose = true}
+// CHECK:       nvvm.mma.sync
+// CHECK:       scf.yield
+// CHECK:     vector.store {{.*}}, %[[O]][%[[BZ]], %[[BY]], {{.*}}] : memref<?x8x?x64xbf16>, vector<2xbf16>
+func.func @kernel(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x?x64xbf16>,
+    %v: memref<?x2x?x64xbf16>, %l: memref<?xi32>, %o: memref<?x8x?x64xbf16>) {
+  tfm.buffer_attention %q, %k, %v kv_lengths(%l : memref<?xi32>) into %o {mask = #tfm.mask<causal>}
+      : memref<?x8x?x64xbf16>, memref<?x2x?x64xbf16>, memref<?x2x?x64xbf16>
+        into memref<?x8x?x64xbf16>
+  return
+}
+
+// -----
+
+// f16 operands are typed as pairs of halves; D = 128: 8 groups of Q
+// registers.
+// CHECK-LABEL: func.func @f16_d128
+// CHECK: workgroup(%{{.*}} : memref<64x128xf16, #gpu.address_space<workgroup>>
+// CHECK-COUNT-32: vector.load
+// CHECK: nvvm.mma.sync {{.*}} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+func.func @f16_d128(%q: memref<1x4x100x128xf16>, %k: memref<1x4x100x128xf16>,
+    %v: memref<1x4x100x128xf16>, %o: memref<1x4x100x128xf16>) {
+  tfm.buffer_attention %q, %k, %v into %o
+      : memref<1x4x100x128xf16>, memref<1x4x100x128xf16>, memref<1x4x100x128xf16>
+        into memref<1x4x100x128xf16>
+  return
+}
+
+// -----
+
+func.func @f32(%q: memref<1x4x100x64xf32>, %o: memref<1x4x100x64xf32>) {
+  // expected-error @+1 {{'tfm.buffer_attention' op has no GPU kernel for these types: it takes bf16 or f16 with head dim 64 or 128}}
+  tfm.buffer_attention %q, %q, %q into %o
+      : memref<1x4x100x64xf32>, memref<1x4x100x64xf32>, memref<1x4x100x64xf32>
+        into memref<1x4x100x64xf32>
+  return
+}
+
+// -----
+
+// A result copied into another buffer right after the kernel (an entry
+// point's output) is written there directly: no allocation, no copy.
+// CHECK-LABEL: func.func @into_output
+// CHECK-SAME: %[[OUT:[^:]*]]: memref<?x4x?x64xbf16>)
+// CHECK-NOT: memref.alloc
+// CHECK: gpu.launch
+// CHECK: vector.store {{.*}}, %[[OUT]]
+// CHECK-NOT: memref.copy
+// CHECK-NOT: memref.dealloc
+func.func @into_output(%q: memref<?x4x?x64xbf16>, %out: memref<?x4x?x64xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %b = memref.dim %q, %c0 : memref<?x4x?x64xbf16>
+  %s = memref.dim %q, %c2 : memref<?x4x?x64xbf16>
+  %alloc = memref.alloc(%b, %s) : memref<?x4x?x64xbf16>
+  tfm.buffer_attention %q, %q, %q into %alloc
+      : memref<?x4x?x64xbf16>, memref<?x4x?x64xbf16>, memref<?x4x?x64xbf16>
+        into memref<?x4x?x64xbf16>
+  memref.copy %alloc, %out : memref<?x4x?x64xbf16> to memref<?x4x?x64xbf16>
+  memref.dealloc %alloc : memref<?x4x?x64xbf16>
+  return
+}
+
+// -----
+
+// A result read by something else keeps its buffer.
+// CHECK-LABEL: func.func @result_read_again
+// CHECK: memref.alloc
+// CHECK: gpu.launch
+// CHECK: memref.copy
+func.func @result_read_again(%q: memref<1x4x8x64xbf16>, %out: memref<1x4x8x64xbf16>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %alloc = memref.alloc() : memref<1x4x8x64xbf16>
+  tfm.buffer_attention %q, %q, %q into %alloc
+      : memref<1x4x8x64xbf16>, memref<1x4x8x64xbf16>, memref<1x4x8x64xbf16>
+        into memref<1x4x8x64xbf16>
+  memref.copy %alloc, %out : memref<1x4x8x64xbf16> to memref<1x4x8x64xbf16>
+  %x = memref.load %alloc[%c0, %c0, %c0, %c0] : memref<1x4x8x64xbf16>
+  %y = arith.extf %x : bf16 to f32
+  return %y : f32
+}

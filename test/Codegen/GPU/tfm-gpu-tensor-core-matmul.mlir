@@ -1,0 +1,174 @@
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul))" | FileCheck %s
+
+// A bf16 projection as convert-tfm-to-linalg lowers it (a zero fill, then
+// out += extf(x) * extf(w) with w in nn.Linear's [N, K] layout): one launch
+// of 256-thread blocks over 128x128 tiles of C, guarded against zero rows;
+// two [3, 128, 32] shared tiles; cp.async two steps ahead; ldmatrix and
+// mma.sync in the K loop; C stored two floats at a time inside its bounds.
+// The fill goes.
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+#c = affine_map<(m, n, k) -> (m, n)>
+// CHECK-LABEL: func.func @projection
+// CHECK-SAME: (%[[X:.*]]: memref<?x256xbf16>, %[[W:.*]]: memref<100x256xbf16>, %[[C:.*]]: memref<?x100xf32>)
+// CHECK-NOT: linalg.fill
+// CHECK: %[[M:.*]] = memref.dim %[[X]], %c0
+// CHECK: scf.if
+// CHECK: gpu.launch blocks(%[[BX:.*]], %[[BY:.*]], %{{.*}}) in (%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %c1{{.*}}) threads(%{{.*}}) in (%{{.*}} = %c256{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) workgroup(%[[AS:.*]] : memref<3x128x32xbf16, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<3x128x32xbf16, #gpu.address_space<workgroup>>)
+// CHECK-COUNT-2: nvgpu.device_async_copy %[[X]]
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: scf.for {{.*}} iter_args
+// CHECK:   nvvm.cp.async.wait.group 1
+// CHECK:   gpu.barrier
+// CHECK:   scf.if
+// CHECK:     nvgpu.device_async_copy %[[X]]
+// CHECK:     nvgpu.device_async_copy %[[W]]
+// CHECK:   nvvm.cp.async.commit.group
+// CHECK:   nvgpu.ldmatrix %[[AS]]
+// CHECK:   nvgpu.ldmatrix %[[BS]]
+// CHECK:   nvvm.mma.sync
+// CHECK:   scf.yield
+// CHECK: scf.if
+// CHECK:   vector.store %{{.*}}, %[[C]][%{{.*}}, %{{.*}}] : memref<?x100xf32>, vector<2xf32>
+// CHECK-NOT: linalg.generic
+func.func @projection(%x: memref<?x256xbf16>, %w: memref<100x256xbf16>, %c: memref<?x100xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<?x100xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x256xbf16>, memref<100x256xbf16>) outs(%c : memref<?x100xf32>) {
+  ^bb0(%in: bf16, %in_0: bf16, %out: f32):
+    %0 = arith.extf %in : bf16 to f32
+    %1 = arith.extf %in_0 : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %out, %2 : f32
+    linalg.yield %3 : f32
+  }
+  return
+}
+
+// -----
+
+// Not taken: f32 operands, K not a multiple of 32.
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+#c = affine_map<(m, n, k) -> (m, n)>
+// CHECK-LABEL: func.func @not_taken
+// CHECK-NOT: gpu.launch
+// CHECK-COUNT-2: linalg.generic
+func.func @not_taken(%x: memref<8x64xf32>, %w: memref<16x64xf32>, %y: memref<8x40xbf16>,
+    %v: memref<16x40xbf16>, %c: memref<8x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x16xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<8x64xf32>, memref<16x64xf32>) outs(%c : memref<8x16xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %2 = arith.mulf %in, %in_0 : f32
+    %3 = arith.addf %out, %2 : f32
+    linalg.yield %3 : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x16xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%y, %v : memref<8x40xbf16>, memref<16x40xbf16>) outs(%c : memref<8x16xf32>) {
+  ^bb0(%in: bf16, %in_0: bf16, %out: f32):
+    %0 = arith.extf %in : bf16 to f32
+    %1 = arith.extf %in_0 : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %out, %2 : f32
+    linalg.yield %3 : f32
+  }
+  return
+}
+
+// -----
+
+// C holding a bias already: the accumulators start from its values.
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+#c = affine_map<(m, n, k) -> (m, n)>
+// CHECK-LABEL: func.func @accumulates
+// CHECK: gpu.launch
+// CHECK-COUNT-32: vector.load %{{.*}} : memref<?x64xf32>, vector<2xf32>
+// CHECK: scf.for
+func.func @accumulates(%x: memref<?x64xf16>, %w: memref<64x64xf16>, %c: memref<?x64xf32>) {
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x64xf16>, memref<64x64xf16>) outs(%c : memref<?x64xf32>) {
+  ^bb0(%in: f16, %in_0: f16, %out: f32):
+    %0 = arith.extf %in : f16 to f32
+    %1 = arith.extf %in_0 : f16 to f32
+    %2 = arith.mulf %1, %0 : f32
+    %3 = arith.addf %2, %out : f32
+    linalg.yield %3 : f32
+  }
+  return
+}
+
+// -----
+
+// f32 rows against bf16 weights (a gated FFN's down projection): the rows
+// are rounded to bf16 into a new buffer first.
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+#c = affine_map<(m, n, k) -> (m, n)>
+// CHECK-LABEL: func.func @f32_rows
+// CHECK: %[[NARROW:.*]] = memref.alloc() : memref<130x352xbf16>
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : memref<130x352xf32>) outs(%[[NARROW]] : memref<130x352xbf16>)
+// CHECK:   arith.truncf
+// CHECK: gpu.launch
+// CHECK:   nvgpu.device_async_copy %[[NARROW]]
+// CHECK: memref.dealloc %[[NARROW]]
+func.func @f32_rows(%h: memref<130x352xf32>, %w: memref<128x352xbf16>, %c: memref<130x128xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<130x128xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%h, %w : memref<130x352xf32>, memref<128x352xbf16>) outs(%c : memref<130x128xf32>) {
+  ^bb0(%in: f32, %in_0: bf16, %out: f32):
+    %0 = arith.extf %in_0 : bf16 to f32
+    %1 = arith.mulf %in, %0 : f32
+    %2 = arith.addf %out, %1 : f32
+    linalg.yield %2 : f32
+  }
+  return
+}
+
+// -----
+
+// The f32 result read only by its rounding to bf16 (through a view, as a
+// projection of [B, S, K] rows leaves it): the kernel writes the rounded
+// values into the [M, N] view of the output, and the rounding goes.
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+#c = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @rounded
+// CHECK-SAME: %[[OUT:[^:]*]]: memref<2x?x64xbf16>)
+// CHECK: %[[VIEW:.*]] = memref.collapse_shape %[[OUT]] {{\[}}[0, 1], [2]] : memref<2x?x64xbf16> into memref<?x64xbf16>
+// CHECK: gpu.launch
+// CHECK:   arith.truncf %{{.*}} : vector<2xf32> to vector<2xbf16>
+// CHECK:   vector.store %{{.*}}, %[[VIEW]]
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: memref.expand_shape
+func.func @rounded(%x: memref<?x64xbf16>, %w: memref<64x64xbf16>, %s: index, %result: memref<2x?x64xbf16>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %m = memref.dim %x, %c0 : memref<?x64xbf16>
+  %c = memref.alloc(%m) : memref<?x64xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<?x64xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x64xbf16>, memref<64x64xbf16>) outs(%c : memref<?x64xf32>) {
+  ^bb0(%in: bf16, %in_0: bf16, %out: f32):
+    %0 = arith.extf %in : bf16 to f32
+    %1 = arith.extf %in_0 : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %out, %2 : f32
+    linalg.yield %3 : f32
+  }
+  %e = memref.expand_shape %c [[0, 1], [2]] output_shape [2, %s, 64] : memref<?x64xf32> into memref<2x?x64xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%e : memref<2x?x64xf32>) outs(%result : memref<2x?x64xbf16>) {
+  ^bb0(%in: f32, %o: bf16):
+    %0 = arith.truncf %in : f32 to bf16
+    linalg.yield %0 : bf16
+  }
+  memref.dealloc %c : memref<?x64xf32>
+  return
+}
