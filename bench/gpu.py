@@ -9,10 +9,15 @@
   [N, K], bf16 result) against torch.matmul (cuBLAS) on the shapes of issue
   16's model (d_model 2048, 32/4 heads of 64, d_ff 5632, vocab 32000) at
   M = 2048 and 8192 tokens. TFLOP/s counts 2·M·N·K.
+- model: issue 16's whole-model prefill, bf16 (bench/model.py's FULL
+  LLaMA-style description, 2 layers, d_model 2048, 32/4 heads, d_ff 5632,
+  vocab 32000), B = 1, S = 2048, every position's logits, against the same
+  forward in PyTorch eager on the GPU (bench/model.py's torch_logits: the
+  Hugging Face LLaMA math), same random weights and tokens.
 
   gpu.py prepare DIR              here (needs tfm-compile): the libraries,
                                   dynamic in batch and length, in DIR
-  gpu.py run DIR [attention|projections]
+  gpu.py run DIR [attention] [projections] [model]
                                   on the GPU machine: both sides' figures,
                                   each tfm result checked against PyTorch's
 
@@ -70,7 +75,51 @@ def prepare(directory):
     text = "".join(projection_source(name, k, n)
                    for name, (k, n) in PROJECTIONS.items())
     compiler.compile_mlir(text, directory / "projections.so", flags=flags)
+    from model import FULL
+    compiler.compile_model(dict(FULL, dtype="bf16"), directory / "model.so",
+                           flags=flags)
     print(f"prepared {directory}")
+
+
+def run_model(directory, length=2048):
+    import torch
+    from model import FULL, flops, torch_logits
+    from tfm import runtime
+    forward = runtime.Library(directory / "model.so")["forward"]
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    weights = {}
+    for spec in forward.inputs[2:]:
+        shape = spec["shape"]
+        if len(shape) == 1:  # norm weights around 1
+            weights[spec["name"]] = 1 + 0.1 * torch.randn(
+                shape, device="cuda", generator=gen)
+        else:
+            weights[spec["name"]] = torch.randn(
+                shape, device="cuda", generator=gen) / shape[-1] ** 0.5
+    weights = {name: w.to(torch.bfloat16).contiguous() for name, w in weights.items()}
+    ids = torch.randint(0, FULL["vocab_size"], (1, length), device="cuda",
+                        dtype=torch.int32, generator=gen)
+    positions = torch.arange(length, device="cuda", dtype=torch.int32)[None]
+    logits = torch.empty(1, length, FULL["vocab_size"], device="cuda",
+                         dtype=torch.bfloat16)
+    wrap = runtime.DeviceArray.wrap
+    call = forward.bind(
+        input_ids=wrap(ids.data_ptr(), ids.shape, "i32", ids),
+        position_ids=wrap(positions.data_ptr(), positions.shape, "i32", positions),
+        **{name: wrap(w.data_ptr(), w.shape, "bf16", w) for name, w in weights.items()},
+        out=[wrap(logits.data_ptr(), logits.shape, "bf16", logits)])
+    ids_host, positions_host = ids.cpu().numpy(), positions.cpu().numpy()
+    reference = torch_logits(FULL, weights, ids_host, positions_host)
+    ms = median_ms(lambda: torch_logits(FULL, weights, ids_host, positions_host),
+                   reps=10)
+    tms = median_ms(call, reps=10)
+    error = ((logits.float() - reference.float()).abs().max()
+             / reference.float().abs().max()).item()
+    work = flops(FULL, 1, length)
+    print(f"model S={length}: torch {ms:.3f} ms ({work / ms / 1e9:.1f} TFLOP/s), "
+          f"tfm {tms:.3f} ms ({work / tms / 1e9:.1f} TFLOP/s), "
+          f"torch's time / tfm's {ms / tms:.2f}, error {error:.1e}")
+    return {"length": length, "torch_ms": ms, "tfm_ms": tms, "error": error}
 
 
 def median_ms(function, reps=20):
@@ -173,10 +222,11 @@ def run_attention(directory):
 if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else ""
     where = pathlib.Path(sys.argv[2]) if len(sys.argv) > 2 else None
-    which = sys.argv[3:] or ["attention", "projections"]
+    which = sys.argv[3:] or ["attention", "projections", "model"]
     if mode == "prepare" and where:
         prepare(where)
-    elif mode == "run" and where and set(which) <= {"attention", "projections"}:
+    elif mode == "run" and where and set(which) <= {"attention", "projections",
+                                                    "model"}:
         import torch
         print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}")
         results = {}
@@ -184,6 +234,8 @@ if __name__ == "__main__":
             results["projections"] = run_projections(where)
         if "attention" in which:
             results["attention"] = run_attention(where)
+        if "model" in which:
+            results["model"] = run_model(where)
         print(json.dumps(results))
     else:
         sys.exit(__doc__)

@@ -71,20 +71,23 @@ def torch_weights(weights, dtype):
 
 def torch_logits(config, w, ids, positions, logits="all"):
     """The Hugging Face LLaMA forward pass, written out in PyTorch in the
-    dtype of the weights `w` (torch_weights); with `logits="last"`, the last
+    dtype and on the device of the weights `w` (torch_weights, or CUDA
+    tensors); with `logits="last"`, the last
     layer's output projection, FFN and LM head on the last position only.
     Returns a tensor of that dtype."""
     import torch
 
     torch_dtype = w["model.embed_tokens.weight"].dtype
+    device = w["model.embed_tokens.weight"].device  # the CPU, or a GPU
     heads, kv_heads = config["num_heads"], config["num_kv_heads"]
     head_dim = config["d_model"] // heads
     batch, length = ids.shape
-    inverse = 1.0 / 10000.0 ** (torch.arange(0, head_dim, 2).double() / head_dim)
-    angles = torch.from_numpy(positions).double()[..., None] * inverse  # [B, S, D/2]
-    cos = torch.cat([angles.cos()] * 2, -1).to(torch_dtype)[:, None]
+    inverse = 1.0 / 10000.0 ** (torch.arange(0, head_dim, 2, device=device).double()
+                                / head_dim)
+    angles = torch.from_numpy(positions).to(device).double()[..., None] * inverse
+    cos = torch.cat([angles.cos()] * 2, -1).to(torch_dtype)[:, None]  # [B, 1, S, D]
     sin = torch.cat([angles.sin()] * 2, -1).to(torch_dtype)[:, None]
-    causal = torch.full((length, length), float("-inf")).triu(1).to(torch_dtype)
+    causal = torch.full((length, length), float("-inf"), device=device).triu(1).to(torch_dtype)
 
     def norm(x, weight):
         return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5) * weight
@@ -97,7 +100,7 @@ def torch_logits(config, w, ids, positions, logits="all"):
         return x.view(batch, length, count, head_dim).transpose(1, 2)
 
     with torch.no_grad():
-        x = w["model.embed_tokens.weight"][torch.from_numpy(ids).long()]
+        x = w["model.embed_tokens.weight"][torch.from_numpy(ids).to(device).long()]
         for layer in range(config["num_layers"]):
             p = f"model.layers.{layer}."
             h = norm(x, w[p + "input_layernorm.weight"])

@@ -614,7 +614,7 @@ def TfmGPUTensorCoreMatmulPass
     `convert-tfm-to-linalg` lowers it, a `linalg.generic` computing
     `C[m, n] += extf(A[m, k]) * extf(B[n, k])` (nn.Linear's weight layout)
     into an f32 `C`, with A and B bf16 (or both f16), K a static multiple
-    of 32, N static and even, and rows contiguous, becomes one `gpu.launch`
+    of 8, N static and even, and rows contiguous, becomes one `gpu.launch`
     (no launch when A has no rows). When a `linalg.fill` with 0 right
     before it zeroes C, the accumulators start at zero and the fill goes;
     otherwise they start from C's values (a broadcast bias). An f32 A (a
@@ -623,7 +623,8 @@ def TfmGPUTensorCoreMatmulPass
 
     - blocks of 8 warps compute 128x128 tiles of C, a warp 64x32;
     - K is walked in steps of 32 through 3 stages of shared memory filled
-      by `cp.async` two steps ahead (one commit group per step);
+      by `cp.async` two steps ahead (one commit group per step; zeros past
+      K);
     - products are `mma.sync` m16n8k16 fed by `ldmatrix`, accumulated in f32
       registers; C is written once, two floats at a time, inside its
       bounds (rows past M and columns past N read clamped rows and are not
@@ -665,9 +666,11 @@ def TfmGPUMapToKernelsPass
       read after the device has finished (`gpu.wait`);
     - `memref.copy` becomes a parallel loop first, so strided views copy
       on the device too;
-    - a constant global (a table computed at compile time) that a kernel
-      reads is read through a `memref.get_global` inside the kernel, so that
-      outlining moves a copy into device memory;
+    - constants and constant globals (tables computed at compile time)
+      that a kernel uses, the dedicated kernels' included, are cloned into
+      it: a constant stays a constant in the kernel (a division by 32 is a
+      shift, not a division by a kernel argument), and outlining moves a
+      global's copy into device memory;
     - host `memref.alloc`/`dealloc` become `gpu.alloc`/`gpu.dealloc`; an
       allocation inside a kernel must have a static size and becomes a
       `memref.alloca` (thread-local scratch).

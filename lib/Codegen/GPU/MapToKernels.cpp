@@ -68,18 +68,22 @@ LogicalResult sequentialize(RewriterBase &rewriter, scf::ParallelOp loop) {
   return success();
 }
 
-/// Reads of host globals (constant tables) inside `launch` read a copy in
-/// the kernel: the get_global moves in, so that outlining takes the global
-/// into the kernel module (device memory) instead of passing a host address.
-void sinkGlobals(RewriterBase &rewriter, gpu::LaunchOp launch) {
+/// Constants and reads of host globals (constant tables) used inside
+/// `launch` are cloned into it. A constant stays a constant in the kernel
+/// (an index divided by 32 is a shift, not a division by a kernel
+/// argument), and outlining takes a global into the kernel module (device
+/// memory) instead of passing a host address.
+void sinkIntoLaunch(RewriterBase &rewriter, gpu::LaunchOp launch) {
   Block &body = launch.getBody().front();
   DenseMap<Value, Value> copies;
   launch.getBody().walk([&](Operation *op) {
     for (OpOperand &operand : op->getOpOperands()) {
-      auto global = operand.get().getDefiningOp<memref::GetGlobalOp>();
-      if (!global || launch->isAncestor(global))
+      Operation *global = operand.get().getDefiningOp();
+      if (!global || launch->isAncestor(global) ||
+          !(isa<memref::GetGlobalOp>(global) ||
+            global->hasTrait<OpTrait::ConstantLike>()))
         continue;
-      Value &copy = copies[global.getResult()];
+      Value &copy = copies[operand.get()];
       if (!copy) {
         OpBuilder::InsertionGuard guard(rewriter);
         rewriter.setInsertionPointToStart(&body);
@@ -185,7 +189,6 @@ LogicalResult mapParallelLoop(RewriterBase &rewriter, scf::ParallelOp loop,
   for (Operation &op : loop.getBody()->without_terminator())
     rewriter.clone(op, mapping);
   rewriter.eraseOp(loop);
-  sinkGlobals(rewriter, launch);
   return prepareKernelBody(rewriter, launch);
 }
 
@@ -198,7 +201,6 @@ LogicalResult runInOneThread(RewriterBase &rewriter, Operation *op) {
   if (op->getNumResults() != 0)
     return op->emitOpError("with results cannot be moved into a GPU kernel");
   rewriter.moveOpBefore(op, launch.getBody().front().getTerminator());
-  sinkGlobals(rewriter, launch);
   return prepareKernelBody(rewriter, launch);
 }
 
@@ -286,6 +288,8 @@ struct TfmGPUMapToKernelsPass
       if (failed(result))
         return signalPassFailure();
     }
+    // Every kernel, the dedicated ones (tfm-gpu-*) too.
+    func.walk([&](gpu::LaunchOp launch) { sinkIntoLaunch(rewriter, launch); });
   }
 };
 

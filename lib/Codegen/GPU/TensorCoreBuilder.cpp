@@ -11,12 +11,13 @@ using namespace mlir;
 using namespace mlir::tfm;
 
 void TensorCoreBuilder::copy16Bytes(Value tile, ValueRange tileIndices,
-                                    Value source, ValueRange sourceIndices) {
+                                    Value source, ValueRange sourceIndices,
+                                    Value sourceElements) {
   int64_t elements = 16 / (element.getIntOrFloatBitWidth() / 8);
   nvgpu::DeviceAsyncCopyOp::create(
       b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tile,
       tileIndices, source, sourceIndices, b.getIndexAttr(elements),
-      /*srcElements=*/Value(), /*bypassL1=*/b.getUnitAttr());
+      sourceElements, /*bypassL1=*/b.getUnitAttr());
 }
 
 SmallVector<Value> TensorCoreBuilder::loadMatrices(Value tile,

@@ -61,9 +61,11 @@ protected:
   Value both(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
 
   /// 16 bytes from `source[sourceIndices]` to shared `tile[tileIndices]`,
-  /// through L2 only (tiles are streamed), not waited for.
+  /// through L2 only (tiles are streamed), not waited for; with
+  /// `sourceElements`, only that many elements are read and the rest of the
+  /// 16 bytes are zeros.
   void copy16Bytes(Value tile, ValueRange tileIndices, Value source,
-                   ValueRange sourceIndices);
+                   ValueRange sourceIndices, Value sourceElements = nullptr);
   /// The four 32-bit registers of an ldmatrix.x4 of `tile`: the lane gives
   /// the address `tile[row, column]` of one row of one of the 4 matrices
   /// (lanes 8i..8i+7: matrix i).

@@ -39,6 +39,10 @@ using namespace mlir::tfm;
 
 namespace {
 
+// Three stages of [128, 32] A and B tiles: 48 KiB, all the static shared
+// memory a block may have. (Dynamic shared memory would allow more, but
+// LLVM's NVPTX back end demotes MLIR's extern shared array to a one-byte
+// variable after internalization: issue 16's notes.)
 constexpr int64_t kBlockRows = 128, kBlockColumns = 128, kStep = 32;
 constexpr int64_t kStages = 3;
 constexpr int64_t kWarpRows = 64, kWarpColumns = 32; // 2 x 4 warps
@@ -181,9 +185,10 @@ std::optional<Projection> matchProjection(linalg::GenericOp op) {
       !isRowContiguous(aType) || !isRowContiguous(bType) ||
       !isRowContiguous(cType))
     return std::nullopt;
-  // Whole steps of K; pairs of columns (C is written two floats at a time).
+  // Rows of whole 16-byte chunks; pairs of columns (C is written two values
+  // at a time).
   int64_t depth = aType.getDimSize(1), columns = cType.getDimSize(1);
-  if (ShapedType::isDynamic(depth) || depth % kStep != 0 ||
+  if (ShapedType::isDynamic(depth) || depth % 8 != 0 ||
       bType.getDimSize(1) != depth || ShapedType::isDynamic(columns) ||
       columns % 2 != 0)
     return std::nullopt;
@@ -211,7 +216,7 @@ public:
 private:
   /// Copies step `step` (K columns [32 step, 32 step + 32)) of the block's
   /// rows of A and B into stage `stage`; rows past the end read the last
-  /// row (their results are never stored).
+  /// row (their results are never stored), columns past K are zeros.
   void copyStep(Value stage, Value step);
 
   const Projection &p;
@@ -227,10 +232,21 @@ void MatmulKernelBuilder::copyStep(Value stage, Value step) {
     Value row = div(id, chunks), chunk = rem(id, chunks);
     Value column = mul(xorIndex(chunk, rem(div(row, 2), 4)), 8);
     Value sourceColumn = add(k0, mul(chunk, 8));
+    Value sourceElements;
+    if (p.k % kStep != 0) {
+      // The last step reads zeros past K (from column 0, which exists).
+      Value inside = cmp(arith::CmpIPredicate::slt, sourceColumn, index(p.k));
+      sourceElements =
+          arith::SelectOp::create(b, loc, inside, index(8), index(0));
+      sourceColumn =
+          arith::SelectOp::create(b, loc, inside, sourceColumn, index(0));
+    }
     copy16Bytes(as, {stage, row, column}, p.a,
-                {min(add(firstRow, row), lastRow), sourceColumn});
+                {min(add(firstRow, row), lastRow), sourceColumn},
+                sourceElements);
     copy16Bytes(bs, {stage, row, column}, p.b,
-                {min(add(firstColumn, row), lastColumn), sourceColumn});
+                {min(add(firstColumn, row), lastColumn), sourceColumn},
+                sourceElements);
   }
 }
 
@@ -249,7 +265,7 @@ void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
   columns = memref::DimOp::create(b, loc, p.c, 1);
   lastRow = sub(rows, index(1));
   lastColumn = sub(columns, index(1));
-  int64_t steps = p.k / kStep;
+  int64_t steps = llvm::divideCeil(p.k, kStep);
 
   // Stages 0 .. kStages - 2 in flight; one commit group per stage, empty
   // past the last step, so that waits count uniformly.

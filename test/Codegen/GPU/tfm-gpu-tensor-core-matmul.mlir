@@ -48,15 +48,16 @@ func.func @projection(%x: memref<?x256xbf16>, %w: memref<100x256xbf16>, %c: memr
 
 // -----
 
-// Not taken: f32 operands, K not a multiple of 32.
+// Not taken: f32 operands, K not a multiple of 8 (rows of whole 16-byte
+// chunks).
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (n, k)>
 #c = affine_map<(m, n, k) -> (m, n)>
 // CHECK-LABEL: func.func @not_taken
 // CHECK-NOT: gpu.launch
 // CHECK-COUNT-2: linalg.generic
-func.func @not_taken(%x: memref<8x64xf32>, %w: memref<16x64xf32>, %y: memref<8x40xbf16>,
-    %v: memref<16x40xbf16>, %c: memref<8x16xf32>) {
+func.func @not_taken(%x: memref<8x64xf32>, %w: memref<16x64xf32>, %y: memref<8x36xbf16>,
+    %v: memref<16x36xbf16>, %c: memref<8x16xf32>) {
   %zero = arith.constant 0.0 : f32
   linalg.fill ins(%zero : f32) outs(%c : memref<8x16xf32>)
   linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
@@ -68,7 +69,7 @@ func.func @not_taken(%x: memref<8x64xf32>, %w: memref<16x64xf32>, %y: memref<8x4
   }
   linalg.fill ins(%zero : f32) outs(%c : memref<8x16xf32>)
   linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%y, %v : memref<8x40xbf16>, memref<16x40xbf16>) outs(%c : memref<8x16xf32>) {
+      ins(%y, %v : memref<8x36xbf16>, memref<16x36xbf16>) outs(%c : memref<8x16xf32>) {
   ^bb0(%in: bf16, %in_0: bf16, %out: f32):
     %0 = arith.extf %in : bf16 to f32
     %1 = arith.extf %in_0 : bf16 to f32
@@ -170,5 +171,30 @@ func.func @rounded(%x: memref<?x64xbf16>, %w: memref<64x64xbf16>, %s: index, %re
     linalg.yield %0 : bf16
   }
   memref.dealloc %c : memref<?x64xf32>
+  return
+}
+
+// -----
+
+// K = 40: the second step of 32 reads 8 columns and zeros past them.
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+#c = affine_map<(m, n, k) -> (m, n)>
+// CHECK-LABEL: func.func @partial_step
+// CHECK: gpu.launch
+// CHECK: arith.cmpi slt, %{{.*}}, %c40
+// CHECK: nvgpu.device_async_copy %{{.*}}, %{{.*}}, 8, %{{.*}} {bypassL1}
+func.func @partial_step(%x: memref<?x40xbf16>, %w: memref<64x40xbf16>, %c: memref<?x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<?x64xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x40xbf16>, memref<64x40xbf16>) outs(%c : memref<?x64xf32>) {
+  ^bb0(%in: bf16, %in_0: bf16, %out: f32):
+    %0 = arith.extf %in : bf16 to f32
+    %1 = arith.extf %in_0 : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %out, %2 : f32
+    linalg.yield %3 : f32
+  }
   return
 }
