@@ -660,6 +660,13 @@ def TfmGPUMapToKernelsPass
       fastest (consecutive threads touch consecutive elements), in blocks
       of `block-size` threads; parallel loops nested in it run
       sequentially in that thread;
+    - except when its body ends in a sequential loop that folds values into
+      one element of a buffer (`M[idx] = combine(M[idx], x(k))`, f32
+      add/max/min: a linalg reduction such as a norm's sum of squares or a
+      softmax's max): then each point gets a warp, whose lanes fold every
+      32nd step from the neutral element (reading consecutive elements),
+      combine their folds by xor shuffles, and lane 0 folds the result into
+      the element (the sum is reassociated, as GPU libraries do);
     - a host-level sequential loop, or a store, runs in a one-thread
       kernel (the index check's reduction over the token ids);
     - a host-level load (a check's verdict) is copied to a host buffer and

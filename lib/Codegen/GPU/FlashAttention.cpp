@@ -23,6 +23,7 @@
 #include "TensorCoreBuilder.h"
 
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
+#include "tfm/Dialect/Tfm/Utils/AttentionChecks.h"
 #include "tfm/Dialect/Tfm/Utils/AttentionDims.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -437,27 +438,9 @@ void bufferize(IRRewriter &rewriter, AttentionOp op) {
   Value q = read(op.getQuery()), k = read(op.getKey()), v = read(op.getValue());
   Value lengths = read(op.getKvLengths());
 
-  // Sizes the verifier could not compare must agree at run time (asserts of
-  // tensor dims, which tfm-insert-runtime-checks turns into entry checks).
-  auto requireEqual = [&](Value lhs, int64_t lhsDim, Value rhs,
-                          int64_t rhsDim) {
-    auto lhsType = cast<ShapedType>(lhs.getType());
-    auto rhsType = cast<ShapedType>(rhs.getType());
-    if (!lhsType.isDynamicDim(lhsDim) && !rhsType.isDynamicDim(rhsDim))
-      return;
-    Value equal = arith::CmpIOp::create(
-        rewriter, loc, arith::CmpIPredicate::eq,
-        tensor::DimOp::create(rewriter, loc, lhs, lhsDim),
-        tensor::DimOp::create(rewriter, loc, rhs, rhsDim));
-    cf::AssertOp::create(rewriter, loc, equal,
-                         "attention operand sizes differ");
-  };
-  Value query = op.getQuery(), key = op.getKey(), value = op.getValue();
-  requireEqual(key, kBatch, query, kBatch);
-  requireEqual(value, kBatch, query, kBatch);
-  requireEqual(value, kSeq, key, kSeq);
-  if (Value kvLengths = op.getKvLengths())
-    requireEqual(kvLengths, 0, query, kBatch);
+  // Sizes the verifier could not compare must agree at run time (asserts
+  // that tfm-insert-runtime-checks turns into entry checks).
+  assertSameDims(rewriter, loc, op);
 
   SmallVector<Value> dynamicSizes;
   for (int64_t d : {kBatch, kSeq})

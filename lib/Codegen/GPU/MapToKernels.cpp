@@ -9,6 +9,9 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <cmath>
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMGPUMAPTOKERNELSPASS
@@ -140,14 +143,138 @@ gpu::LaunchOp createLaunch(RewriterBase &rewriter, Location loc,
   return launch;
 }
 
-/// One thread per point of `loop`'s iteration space, the last dim fastest.
+/// A parallel loop whose body ends in a sequential loop that folds values
+/// into one element, as linalg reductions lower to loops (a norm's sum of
+/// squares): `M[idx] = combine(M[idx], x(k))` for every k, idx fixed.
+struct RowReduction {
+  scf::ForOp inner;
+  memref::LoadOp load;   // M[idx]
+  memref::StoreOp store; // M[idx] = combined
+  Operation *combine;    // combined = combine(M[idx], partial)
+  Value partial;         // x(k)
+};
+
+/// The element that `combine` (an associative f32 fold) starts from.
+std::optional<double> neutralElement(Operation *combine) {
+  if (isa<arith::AddFOp>(combine))
+    return 0.0;
+  if (isa<arith::MaximumFOp, arith::MaxNumFOp>(combine))
+    return -INFINITY;
+  if (isa<arith::MinimumFOp, arith::MinNumFOp>(combine))
+    return INFINITY;
+  return std::nullopt;
+}
+
+std::optional<RowReduction> matchRowReduction(scf::ParallelOp loop) {
+  Block *body = loop.getBody();
+  if (body->getOperations().size() < 2)
+    return std::nullopt;
+  auto inner = dyn_cast<scf::ForOp>(
+      *std::prev(body->without_terminator().end()));
+  if (!inner || inner.getNumResults() != 0 ||
+      !llvm::all_of(llvm::make_range(body->begin(), inner->getIterator()),
+                    [](Operation &op) { return isMemoryEffectFree(&op); }))
+    return std::nullopt;
+  RowReduction r{inner, nullptr, nullptr, nullptr, nullptr};
+  for (Operation &op : inner.getBody()->without_terminator()) {
+    if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      if (r.store)
+        return std::nullopt;
+      r.store = store;
+    } else if (!isa<memref::LoadOp>(op) && !isMemoryEffectFree(&op)) {
+      return std::nullopt;
+    }
+  }
+  if (!r.store || !r.store.getValueToStore().getType().isF32())
+    return std::nullopt;
+  // The element is fixed across the sequential loop.
+  for (Value index : r.store.getIndices())
+    if (inner.getRegion().isAncestor(index.getParentRegion()))
+      return std::nullopt;
+  r.combine = r.store.getValueToStore().getDefiningOp();
+  if (!r.combine || r.combine->getBlock() != inner.getBody() ||
+      !neutralElement(r.combine))
+    return std::nullopt;
+  for (int64_t i = 0; i < 2; ++i) {
+    auto load = r.combine->getOperand(i).getDefiningOp<memref::LoadOp>();
+    if (load && load.getMemRef() == r.store.getMemRef() &&
+        load.getIndices() == r.store.getIndices() && load->hasOneUse()) {
+      r.load = load;
+      r.partial = r.combine->getOperand(1 - i);
+    }
+  }
+  // Nothing else reads the element while it is being folded.
+  if (!r.load || r.partial == r.load.getResult())
+    return std::nullopt;
+  for (Operation &op : inner.getBody()->without_terminator())
+    if (auto load = dyn_cast<memref::LoadOp>(op);
+        load && load != r.load && load.getMemRef() == r.store.getMemRef())
+      return std::nullopt;
+  return r;
+}
+
+/// `r` for one point, by the 32 lanes of a warp: each folds every 32nd
+/// step of the sequential loop from the neutral element, the warp combines
+/// the lanes' folds (xor shuffles), and lane 0 folds the result into M.
+void foldInWarp(RewriterBase &rewriter, Location loc, RowReduction r,
+                Value lane, IRMapping &mapping) {
+  scf::ForOp inner = r.inner;
+  auto combine = [&](Value accumulated, Value value) {
+    IRMapping operands;
+    operands.map(r.load.getResult(), accumulated);
+    operands.map(r.partial, value);
+    return rewriter.clone(*r.combine, operands)->getResult(0);
+  };
+  Value step = mapping.lookupOrDefault(inner.getStep());
+  Value start = arith::AddIOp::create(
+      rewriter, loc, mapping.lookupOrDefault(inner.getLowerBound()),
+      arith::MulIOp::create(rewriter, loc, lane, step));
+  Value stride = arith::MulIOp::create(
+      rewriter, loc, step, arith::ConstantIndexOp::create(rewriter, loc, 32));
+  Value neutral = arith::ConstantOp::create(
+      rewriter, loc, rewriter.getF32FloatAttr(*neutralElement(r.combine)));
+  auto lanes = scf::ForOp::create(
+      rewriter, loc, start, mapping.lookupOrDefault(inner.getUpperBound()),
+      stride, ValueRange{neutral},
+      [&](OpBuilder &, Location, Value k, ValueRange state) {
+        mapping.map(inner.getInductionVar(), k);
+        for (Operation &op : inner.getBody()->without_terminator())
+          if (&op != r.load && &op != r.store && &op != r.combine)
+            rewriter.clone(op, mapping);
+        scf::YieldOp::create(
+            rewriter, loc,
+            combine(state[0], mapping.lookupOrDefault(r.partial)));
+      });
+  Value folded = lanes.getResult(0);
+  for (int32_t offset = 16; offset >= 1; offset /= 2)
+    folded = combine(folded, gpu::ShuffleOp::create(rewriter, loc, folded,
+                                                    offset, /*width=*/32,
+                                                    gpu::ShuffleMode::XOR)
+                                 .getShuffleResult());
+  Value first = arith::CmpIOp::create(
+      rewriter, loc, arith::CmpIPredicate::eq, lane,
+      arith::ConstantIndexOp::create(rewriter, loc, 0));
+  auto write = scf::IfOp::create(rewriter, loc, first);
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(write.thenBlock()->getTerminator());
+  Value old = rewriter.clone(*r.load, mapping)->getResult(0);
+  mapping.map(r.store.getValueToStore(), combine(old, folded));
+  rewriter.clone(*r.store, mapping);
+}
+
+/// One thread per point of `loop`'s iteration space, the last dim fastest;
+/// a point that folds a row (RowReduction) gets a warp.
 LogicalResult mapParallelLoop(RewriterBase &rewriter, scf::ParallelOp loop,
                               int64_t blockSize) {
   if (loop.getNumReductions() != 0)
     return loop.emitOpError("with reductions has no GPU mapping yet");
+  std::optional<RowReduction> reduction;
+  if (blockSize % 32 == 0)
+    reduction = matchRowReduction(loop);
+  int64_t lanes = reduction ? 32 : 1;
   Location loc = loop.getLoc();
   rewriter.setInsertionPoint(loop);
-  // Trip counts, and their product: the number of threads.
+  // Trip counts, and their product: the number of points.
   SmallVector<Value> counts;
   Value total = arith::ConstantIndexOp::create(rewriter, loc, 1);
   for (auto [lb, ub, step] : llvm::zip(
@@ -160,8 +287,10 @@ LogicalResult mapParallelLoop(RewriterBase &rewriter, scf::ParallelOp loop,
     counts.push_back(count);
     total = rewriter.createOrFold<arith::MulIOp>(loc, total, count);
   }
+  Value threads = rewriter.createOrFold<arith::MulIOp>(
+      loc, total, arith::ConstantIndexOp::create(rewriter, loc, lanes));
   Value block = arith::ConstantIndexOp::create(rewriter, loc, blockSize);
-  Value grid = rewriter.createOrFold<arith::CeilDivUIOp>(loc, total, block);
+  Value grid = rewriter.createOrFold<arith::CeilDivUIOp>(loc, threads, block);
   gpu::LaunchOp launch = createLaunch(rewriter, loc, grid, block);
 
   gpu::KernelDim3 blockIds = launch.getBlockIds();
@@ -169,12 +298,19 @@ LogicalResult mapParallelLoop(RewriterBase &rewriter, scf::ParallelOp loop,
   Value id = rewriter.createOrFold<arith::AddIOp>(
       loc, rewriter.createOrFold<arith::MulIOp>(loc, blockIds.x, block),
       threadIds.x);
-  Value inRange = arith::CmpIOp::create(rewriter, loc,
-                                        arith::CmpIPredicate::ult, id, total);
+  Value point = id, lane;
+  if (reduction) {
+    Value warp = arith::ConstantIndexOp::create(rewriter, loc, 32);
+    point = arith::DivUIOp::create(rewriter, loc, id, warp);
+    lane = arith::RemUIOp::create(rewriter, loc, id, warp);
+  }
+  // A warp's lanes share their point: in range or out of it together.
+  Value inRange = arith::CmpIOp::create(
+      rewriter, loc, arith::CmpIPredicate::ult, point, total);
   auto guard = scf::IfOp::create(rewriter, loc, inRange);
   rewriter.setInsertionPoint(guard.thenBlock()->getTerminator());
   IRMapping mapping;
-  Value rest = id;
+  Value rest = point;
   for (int64_t d = counts.size() - 1; d >= 0; --d) {
     Value index =
         d == 0 ? rest
@@ -186,8 +322,13 @@ LogicalResult mapParallelLoop(RewriterBase &rewriter, scf::ParallelOp loop,
         rewriter.createOrFold<arith::MulIOp>(loc, index, loop.getStep()[d]));
     mapping.map(loop.getInductionVars()[d], iv);
   }
-  for (Operation &op : loop.getBody()->without_terminator())
+  for (Operation &op : loop.getBody()->without_terminator()) {
+    if (reduction && &op == reduction->inner.getOperation())
+      break;
     rewriter.clone(op, mapping);
+  }
+  if (reduction)
+    foldInWarp(rewriter, loc, *reduction, lane, mapping);
   rewriter.eraseOp(loop);
   return prepareKernelBody(rewriter, launch);
 }

@@ -115,3 +115,63 @@ func.func @reads_global(%y: memref<4xf32>) {
   }
   return
 }
+
+// A row reduction as linalg lowers it (the sequential loop folds into one
+// element of the output): a warp per row. Each lane folds every 32nd
+// element from 0, the lanes are combined by xor shuffles, and lane 0 folds
+// the result into the output element.
+// CHECK-LABEL: func.func @row_sums
+// CHECK: %[[POINTS:.*]] = arith.maxsi
+// CHECK: %[[THREADS:.*]] = arith.muli %[[POINTS]], %c32
+// CHECK: gpu.launch
+// CHECK:   %[[ROW:.*]] = arith.divui %{{.*}}, %c32
+// CHECK:   %[[LANE:.*]] = arith.remui %{{.*}}, %c32
+// CHECK:   arith.cmpi ult, %[[ROW]], %[[POINTS]]
+// CHECK:   arith.muli %[[LANE]], %c1
+// CHECK:   %[[PART:.*]] = scf.for %[[K:.*]] = %{{.*}} to %c100 step %{{.*}} iter_args(%[[ACC:.*]] = %cst{{.*}}) -> (f32)
+// CHECK:     memref.load %{{.*}}[%[[ROW]], %[[K]]]
+// CHECK:     arith.addf %[[ACC]]
+// CHECK:   gpu.shuffle  xor %[[PART]]
+// CHECK-COUNT-4: gpu.shuffle  xor
+// CHECK:   arith.cmpi eq, %[[LANE]], %c0
+// CHECK:   scf.if
+// CHECK:     memref.load %{{.*}}[%[[ROW]]]
+// CHECK:     memref.store
+func.func @row_sums(%x: memref<?x100xf32>, %sums: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c100 = arith.constant 100 : index
+  %n = memref.dim %x, %c0 : memref<?x100xf32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.for %k = %c0 to %c100 step %c1 {
+      %v = memref.load %x[%i, %k] : memref<?x100xf32>
+      %s = memref.load %sums[%i] : memref<?xf32>
+      %sq = arith.mulf %v, %v : f32
+      %t = arith.addf %s, %sq : f32
+      memref.store %t, %sums[%i] : memref<?xf32>
+    }
+  }
+  return
+}
+
+// A fold whose element moves with the sequential loop is no row
+// reduction: one thread per point.
+// CHECK-LABEL: func.func @prefix_not_reduction
+// CHECK-NOT: gpu.shuffle
+// CHECK: return
+func.func @prefix_not_reduction(%x: memref<?x100xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c100 = arith.constant 100 : index
+  %n = memref.dim %x, %c0 : memref<?x100xf32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.for %k = %c1 to %c100 step %c1 {
+      %km1 = arith.subi %k, %c1 : index
+      %p = memref.load %x[%i, %km1] : memref<?x100xf32>
+      %v = memref.load %x[%i, %k] : memref<?x100xf32>
+      %t = arith.addf %v, %p : f32
+      memref.store %t, %x[%i, %k] : memref<?x100xf32>
+    }
+  }
+  return
+}

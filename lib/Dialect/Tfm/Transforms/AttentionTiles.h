@@ -52,10 +52,6 @@ SmallVector<Value> attendKeyTiles(LinalgBuilder &lb, const TileContext &ctx,
 Value normalize(OpBuilder &b, Location loc, Value acc, Value sum,
                 Type elementType);
 
-/// Asserts (`cf.assert`) that the sizes the tiled loops rely on and the
-/// verifier could only check for compatibility agree at run time.
-void assertSameDims(OpBuilder &b, Location loc, AttentionOp op);
-
 } // namespace mlir::tfm::detail
 
 #endif // TFM_LIB_DIALECT_TFM_TRANSFORMS_ATTENTIONTILES_H

@@ -12,6 +12,7 @@
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
 #include "tfm/Dialect/Tfm/Transforms/Passes.h"
 #include "tfm/Dialect/Tfm/Transforms/Transforms.h"
+#include "tfm/Dialect/Tfm/Utils/AttentionChecks.h"
 #include "tfm/Dialect/Tfm/Utils/AttentionDims.h"
 #include "tfm/Dialect/Tfm/Utils/AttentionScores.h"
 #include "tfm/Dialect/Tfm/Utils/LinalgBuilder.h"
