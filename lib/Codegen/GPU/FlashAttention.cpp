@@ -4,13 +4,13 @@
 // buffers (tfm.buffer_attention) before bufferization, and
 // tfm-gpu-lower-buffer-attention replaces that by one FlashAttention-2
 // style kernel once buffers and their deallocation are final:
-// a block of 4 warps per (batch, query head, 64 query rows), each warp 16
-// rows; the block walks the visible key range in tiles of 64 keys that
-// cp.async brings into shared memory (V of a tile while its scores are
-// computed, K of the next while P·V runs), QKᵀ and P·V as mma.sync
-// m16n8k16 with f32 accumulators fed by ldmatrix, the online softmax in the
-// accumulators' registers (a row is held by the 4 lanes of a quad), and
-// mask checks only in the tiles the mask cuts.
+// a block of 8 warps per (batch, query head, 128 query rows), each warp 16
+// rows whose Q it keeps in registers; the block walks the visible key range
+// in tiles of 64 keys that cp.async brings into shared memory (V of a tile
+// while its scores are computed, K of the next while P·V runs), QKᵀ and P·V
+// as mma.sync m16n8k16 with f32 accumulators fed by ldmatrix, the online
+// softmax in the accumulators' registers (a row is held by the 4 lanes of a
+// quad), and mask checks only in the tiles the mask cuts.
 //
 // Shared-memory rows are D/8 chunks of 16 bytes stored with the chunk index
 // XORed by the row's low 3 bits, so that the 8 row addresses of an
@@ -60,8 +60,8 @@ constexpr int64_t kRows = 16 * kWarps; // query rows of a block
 constexpr int64_t kKeys = 64;          // keys of a tile
 
 /// Whether the kernel computes attention of `query` and `value` types: both
-/// bf16 or both f16, head dim 64 or 128 (shared memory holds three
-/// [64, D] tiles, chunk swizzling needs D/8 >= 8).
+/// bf16 or both f16, head dim 64 or 128 (shared memory holds a [64, D] K
+/// and V tile; chunk swizzling needs D/8 >= 8).
 bool kernelTakes(ShapedType query, ShapedType value) {
   Type element = query.getElementType();
   int64_t dim = query.getDimSize(kHead);
