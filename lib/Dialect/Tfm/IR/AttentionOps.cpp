@@ -94,8 +94,10 @@ LogicalResult AttentionOp::verify() {
   RankedTensorType query = getQuery().getType(), key = getKey().getType(),
                    value = getValue().getType();
   AttentionDims dims = AttentionDims::get(query, key, value);
-  if (failed(verifyAttentionDims(op, key, value, dims,
-                                 lengths ? tensorType(lengths) : nullptr)))
+  ShapedType lengthsType; // null without kv_lengths
+  if (lengths)
+    lengthsType = tensorType(lengths);
+  if (failed(verifyAttentionDims(op, key, value, dims, lengthsType)))
     return failure();
 
   Type elementType = query.getElementType();
@@ -141,10 +143,10 @@ LogicalResult BufferAttentionOp::verify() {
   MemRefType key = getKey().getType(), value = getValue().getType(),
              result = getResult().getType();
   AttentionDims dims = AttentionDims::get(getQuery().getType(), key, value);
-  Value lengths = getKvLengths();
-  if (failed(verifyAttentionDims(
-          op, key, value, dims,
-          lengths ? cast<ShapedType>(lengths.getType()) : nullptr)))
+  ShapedType lengthsType; // null without kv_lengths
+  if (Value lengths = getKvLengths())
+    lengthsType = cast<ShapedType>(lengths.getType());
+  if (failed(verifyAttentionDims(op, key, value, dims, lengthsType)))
     return failure();
   SmallVector<int64_t, 4> expected = dims.resultShape();
   static constexpr StringRef names[] = {"batch", "head count", "length",
