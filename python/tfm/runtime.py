@@ -347,7 +347,7 @@ class DeviceArray:
         pointer = ctypes.c_void_p()
         if _c().tfmDeviceAlloc(self.nbytes, ctypes.byref(pointer)) != _OK:
             raise RuntimeError(_message())
-        self.pointer, self._owner = pointer.value, None
+        self.pointer, self._owner, self._owned = pointer.value, None, True
 
     def _setup(self, shape, dtype):
         self.shape = tuple(int(d) for d in shape)
@@ -358,10 +358,10 @@ class DeviceArray:
     def wrap(cls, pointer, shape, dtype, owner):
         """Device memory allocated elsewhere in this process (e.g. a
         contiguous PyTorch CUDA tensor's `data_ptr()`), kept alive by
-        holding `owner`."""
+        holding `owner` and never freed by this array."""
         array = cls.__new__(cls)
         array._setup(shape, dtype)
-        array.pointer, array._owner = pointer, owner
+        array.pointer, array._owner, array._owned = pointer, owner, False
         return array
 
     @classmethod
@@ -393,7 +393,8 @@ class DeviceArray:
         return host
 
     def __del__(self):
-        if getattr(self, "_owner", True) is None and getattr(self, "pointer", None):
+        # Only memory this array allocated: a wrapped one belongs to its owner.
+        if getattr(self, "_owned", False) and self.pointer:
             _c().tfmDeviceFree(self.pointer)
 
     def __repr__(self):
