@@ -3,8 +3,8 @@
 // tfm-c/Runtime.h over dlopen and the libraries' packed entry points
 // (`int32_t tfm_entry_<name>(void **descriptors)`, tfm/Runtime/Manifest.h).
 // A cuda library's host arrays are copied to device memory around each call
-// (CUDA/DeviceCopies.h); device arrays are used in place. No LLVM here: libtfm_runtime.so runs where it is
-// not installed.
+// (CUDA/DeviceCopies.h); device arrays are used in place. No LLVM here:
+// libtfm_runtime.so runs where it is not installed.
 //
 //===----------------------------------------------------------------------===//
 
