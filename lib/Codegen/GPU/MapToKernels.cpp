@@ -405,7 +405,7 @@ struct TfmGPUMapToKernelsPass
     for (Operation *op : hostOps) {
       LogicalResult result = success();
       if (isa<gpu::LaunchOp>(op)) {
-        continue; // a dedicated kernel (tfm-gpu-flash-attention)
+        continue; // a dedicated kernel (tfm-gpu-lower-buffer-attention, tfm-gpu-tensor-core-matmul)
       } else if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
         result = mapParallelLoop(rewriter, loop, blockSize);
       } else if (isa<scf::ForOp, scf::WhileOp, memref::StoreOp>(op)) {
