@@ -10,7 +10,8 @@
 #       build/gpu-tests).
 #   scripts/gpu-tests.sh check [DIR]    on the GPU machine, from the checkout
 #       with DIR and build/lib/libtfm_runtime.so carried: runs every suite
-#       and compares; exits non-zero if any case fails.
+#       and compares; exits non-zero if any case fails. DIR also holds
+#       tfm-run (which needs no LLVM) and the libsentencepiece it links.
 #
 # Where the GPU machine has the compiler too, lit runs test/Integration/GPU.
 set -euo pipefail
@@ -39,6 +40,10 @@ case "$mode" in
       --target=cuda ${GPU_ARCH:+--gpu-arch=$GPU_ARCH} -o "$dir/model/model.so"
     "$python" "$root/test/Tools/Inputs/make-run-inputs.py" \
       "$root/test/Tools/Inputs/tiny-llama.json" "$dir/model"
+    mkdir -p "$dir/bin" "$dir/lib"
+    cp "$TFM_BUILD_DIR/bin/tfm-run" "$dir/bin/"
+    ldd "$TFM_BUILD_DIR/bin/tfm-run" | awk '/libsentencepiece/ { print $3 }' |
+      xargs -r cp -L -t "$dir/lib"
     ;;
   check)
     failed=0
@@ -50,7 +55,16 @@ case "$mode" in
     echo "== model"
     python3 "$root/test/Integration/GPU/check-model.py" "$dir/model" ||
       failed=$((failed + 1))
-    total=$(( ${#suites[@]} + 1 ))
+    echo "== tfm-run --device=cuda"
+    run=(env LD_LIBRARY_PATH="$TFM_BUILD_DIR/lib:$dir/lib" "$dir/bin/tfm-run"
+         "$dir/model/model.so" --device=cuda
+         --params "$dir/model/params.safetensors")
+    { "${run[@]}" --input input_ids="$dir/model/ids.npy" \
+        --input position_ids="$dir/model/pos.npy" \
+        --check logits="$dir/model/reference.npy" --bench 5 &&
+      "${run[@]}" --generate 8 --prompt 1,5,7 --prompt 2,4; } ||
+      failed=$((failed + 1))
+    total=$(( ${#suites[@]} + 2 ))
     echo "$(( total - failed )) of $total suites passed"
     exit $(( failed != 0 ))
     ;;

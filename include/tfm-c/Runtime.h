@@ -151,6 +151,14 @@ TFM_C_API tfm_status tfmDeviceDownload(void *host, const void *device,
    is then the failed check's 1-based index, else 0. */
 TFM_C_API tfm_status tfmCallInvoke(TfmCall *call, int32_t *checkIndex);
 
+/* The GPU time of the kernels of the call's last successful tfmCallInvoke,
+   in seconds: on each stream the call used, from the first kernel's start to
+   the last one's end, summed. The copies of host arrays to and from the
+   device and the host's own time are not in it. TFM_ERROR_DEVICE for a cpu
+   library, TFM_ERROR before a call has completed. */
+TFM_C_API tfm_status tfmCallKernelSeconds(const TfmCall *call,
+                                          double *seconds);
+
 #ifdef __cplusplus
 }
 #endif

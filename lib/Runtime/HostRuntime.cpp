@@ -85,6 +85,9 @@ struct TfmLibrary {
   /// A cuda library's `const char *tfm_device_error(void)`: why the last
   /// call on this thread failed on the device.
   const char *(*deviceError)() = nullptr;
+  /// Its `double tfm_device_seconds(void)`: the GPU time of the last call's
+  /// kernels on this thread (null in libraries built before it existed).
+  double (*deviceSeconds)() = nullptr;
 };
 
 struct TfmCall {
@@ -92,6 +95,8 @@ struct TfmCall {
   const EntryPoint *entry;
   PackedEntry function;
   std::vector<Binding> inputs, outputs;
+  /// The GPU time of the last successful invocation's kernels, or -1.
+  double kernelSeconds = -1;
 
   const std::vector<TensorSignature> &specs(int output) const {
     return output ? entry->outputs : entry->inputs;
@@ -229,8 +234,12 @@ tfm_status tfmLibraryOpen(const char *path, TfmLibrary **library) {
                     "', which this runtime does not drive (it runs cpu and "
                     "cuda libraries)");
   }
+  auto *deviceSeconds =
+      deviceError ? reinterpret_cast<double (*)()>(
+                        dlsym(handle, "tfm_device_seconds"))
+                  : nullptr;
   *library = new TfmLibrary{handle, path, text, std::move(*manifest),
-                            deviceError};
+                            deviceError, deviceSeconds};
   return TFM_OK;
 }
 
@@ -454,6 +463,7 @@ tfm_status tfmDeviceDownload(void *host, const void *device,
 tfm_status tfmCallInvoke(TfmCall *call, int32_t *checkIndex) {
   if (checkIndex)
     *checkIndex = 0;
+  call->kernelSeconds = -1;
   const EntryPoint &entry = *call->entry;
   // Every array, its name and its byte range.
   struct Range {
@@ -544,6 +554,8 @@ tfm_status tfmCallInvoke(TfmCall *call, int32_t *checkIndex) {
   for (std::vector<int64_t> &words : descriptors)
     pointers.push_back(words.data());
   int32_t status = call->function(pointers.data());
+  if (status == 0 && call->library->deviceSeconds)
+    call->kernelSeconds = call->library->deviceSeconds();
   if (status < 0 && onDevice)
     return fail(TFM_ERROR_DEVICE, "'" + entry.name + "' failed on the " +
                                       "GPU: " + call->library->deviceError());
@@ -574,6 +586,22 @@ tfm_status tfmCallInvoke(TfmCall *call, int32_t *checkIndex) {
   return fail(TFM_ERROR_CHECK, "'" + entry.name +
                                    "' refused its inputs (status " +
                                    std::to_string(status) + "): " + what);
+}
+
+tfm_status tfmCallKernelSeconds(const TfmCall *call, double *seconds) {
+  if (!call->library->deviceError)
+    return fail(TFM_ERROR_DEVICE, "'" + call->library->path +
+                                      "' runs on the CPU: its calls have no "
+                                      "kernel time apart");
+  if (!call->library->deviceSeconds)
+    return fail(TFM_ERROR, "'" + call->library->path +
+                               "' does not time its kernels: compile it "
+                               "again with this version of tfm-compile");
+  if (call->kernelSeconds < 0)
+    return fail(TFM_ERROR, "'" + call->entry->name +
+                               "' has not completed a call yet");
+  *seconds = call->kernelSeconds;
+  return TFM_OK;
 }
 
 } // extern "C"

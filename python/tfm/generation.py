@@ -79,6 +79,10 @@ class Model:
         self.params = [np.ascontiguousarray(params[s["name"]],
                                             runtime.NUMPY_DTYPES[s["dtype"]])
                        for s in inputs[first:]]
+        # A cuda library's weights and caches stay on the GPU across calls.
+        self.on_device = library.device == "cuda"
+        if self.on_device:
+            self.params = [runtime.DeviceArray.from_numpy(p) for p in self.params]
 
     def new_caches(self, batch, capacity):
         """Zeroed caches for `batch` rows of `capacity` positions (a
@@ -89,7 +93,9 @@ class Model:
             shape[0] = batch
             if shape[2] < 0:
                 shape[2] = capacity
-            caches.append(np.zeros(shape, runtime.NUMPY_DTYPES[spec["dtype"]]))
+            cache = np.zeros(shape, runtime.NUMPY_DTYPES[spec["dtype"]])
+            caches.append(runtime.DeviceArray.from_numpy(cache)
+                          if self.on_device else cache)
         return caches
 
     def generate(self, prompts, max_new_tokens, *, temperature=0.0, top_k=None,
@@ -112,6 +118,8 @@ class Model:
         rng = np.random.default_rng(seed)
 
         def pick(step_logits):
+            if isinstance(step_logits, runtime.DeviceArray):
+                step_logits = step_logits.numpy()
             values = _float64(step_logits[:, 0], self.dtype)
             if logits is not None:
                 logits.append(values)

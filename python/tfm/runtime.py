@@ -83,6 +83,8 @@ def _c():
                 ("tfmCallSetOutput", status,
                  [pointer, ctypes.c_int, ctypes.c_char_p, ctypes.c_int, shape, pointer]),
                 ("tfmCallInvoke", status, [pointer, ctypes.POINTER(ctypes.c_int32)]),
+                ("tfmCallKernelSeconds", status,
+                 [pointer, ctypes.POINTER(ctypes.c_double)]),
                 ("tfmCallSetInputDevice", status,
                  [pointer, ctypes.c_int, ctypes.c_char_p, ctypes.c_int, shape, pointer]),
                 ("tfmCallSetOutputDevice", status,
@@ -152,6 +154,11 @@ class _Call:
             return check.value
         self._raise(status)
         return 0
+
+    def kernel_seconds(self):
+        seconds = ctypes.c_double()
+        self._raise(_c().tfmCallKernelSeconds(self._handle, ctypes.byref(seconds)))
+        return seconds.value
 
 
 class EntryPoint:
@@ -298,6 +305,12 @@ class BoundCall:
         if status != 0:
             raise self._entry._failure(status)
         return self.outputs[0] if len(self.outputs) == 1 else tuple(self.outputs)
+
+    @property
+    def kernel_seconds(self):
+        """The GPU time of the last call's kernels (a cuda library): without
+        the copies of host arrays and the host's own time."""
+        return self._call.kernel_seconds()
 
 
 class Library:

@@ -2,6 +2,8 @@
 
 #include "Generate.h"
 
+#include "DeviceArray.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -231,12 +233,42 @@ llvm::Error mlir::tfm::generate(TfmLibrary *library,
     caches.emplace(spec.name, std::move(*cache));
   }
 
+  // A cuda library keeps the parameters and caches on the GPU across calls
+  // (but parameters of another dtype than the entry's, which the runtime
+  // converts at each call); ids, positions and logits are copied.
+  std::map<std::string, DeviceArray> onDevice;
+  if (llvm::StringRef(tfmLibraryDevice(library)) == "cuda") {
+    auto mirror = [&](const std::string &name,
+                      const HostArray &host) -> llvm::Error {
+      llvm::Expected<DeviceArray> array =
+          DeviceArray::mirror(host, /*copy=*/true);
+      if (!array)
+        return llvm::createStringError("'" + name + "': " +
+                                       llvm::toString(array.takeError()));
+      onDevice.emplace(name, std::move(*array));
+      return llvm::Error::success();
+    };
+    for (auto [j, spec] : llvm::enumerate(prefillEntry.inputs))
+      if (!generated[j] && (*params)[j].array.dtype == spec.dtype)
+        if (llvm::Error error = mirror(spec.name, (*params)[j].array))
+          return error;
+    for (auto &[name, cache] : caches)
+      if (llvm::Error error = mirror(name, cache))
+        return error;
+  }
+
   // Binds the inputs of `call` (whose leading three are `leading`) and its
   // logits output.
   auto bindAll = [&](TfmCall *call, const EntryPoint &entry,
                      std::array<HostArray *, 3> leading,
                      HostArray &logits) -> llvm::Error {
     for (auto [i, spec] : llvm::enumerate(entry.inputs)) {
+      if (auto device = onDevice.find(spec.name);
+          i >= 3 && device != onDevice.end()) {
+        if (device->second.bind(call, 0, i) != TFM_OK)
+          return lastError();
+        continue;
+      }
       HostArray *bound = i < 3 ? leading[i] : nullptr;
       if (spec.updated)
         bound = &caches.at(spec.name);

@@ -3,6 +3,7 @@
 // tfm-run LIB.so [--entry=NAME] [--input NAME=FILE.npy]... [--params FILE]
 //        [--random-params=SEED] [--output NAME=FILE.npy]... [--output-dir DIR]
 //        [--check NAME=REF.npy]... [--rtol R] [--atol A] [--bench N] [--list]
+//        [--device=cpu|cuda|cuda:N]
 // tfm-run LIB.so --generate N --prompt 1,5,7|IDS.npy... [--temperature T]
 //        [--top-k K] [--top-p P] [--seed S] [--eos ID] [--params FILE]...
 //        [--prompt-text TEXT]... [--prompt-file PATH]... [--tokenizer PATH]
@@ -13,8 +14,14 @@
 // anything runs, sizes the outputs and calls the entry point; this tool
 // reads and writes the files.
 //
+// A --target=cuda library runs on arrays in GPU memory (DeviceArray.h):
+// inputs are uploaded once and outputs downloaded once, so that --bench
+// times the calls alone, and the kernels alone; the copies are reported
+// apart.
+//
 //===----------------------------------------------------------------------===//
 
+#include "DeviceArray.h"
 #include "Generate.h"
 
 #include "tfm-c/Runtime.h"
@@ -33,6 +40,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -78,6 +86,12 @@ cl::opt<double> absoluteTolerance("atol", cl::desc("Absolute tolerance of --chec
 cl::opt<unsigned> benchRuns("bench",
                             cl::desc("Time N runs; print the median"),
                             cl::init(0), cl::cat(category));
+cl::opt<std::string> deviceFlag(
+    "device",
+    cl::desc("Where the library runs: cpu, or cuda (cuda:N for GPU N; "
+             "default: where it was compiled for). It must match the "
+             "library's --target"),
+    cl::value_desc("cpu|cuda|cuda:N"), cl::cat(category));
 cl::opt<bool> list("list", cl::desc("Print the entry points and exit"),
                    cl::cat(category));
 cl::opt<unsigned> generateTokens(
@@ -359,6 +373,31 @@ llvm::Expected<std::vector<Input>> collectInputs(const EntryPoint &entry,
   return collected;
 }
 
+/// Checks --device against the library's device ("cpu" or "cuda") and
+/// selects the GPU of cuda:N.
+llvm::Error selectDevice(llvm::StringRef library, llvm::StringRef device) {
+  if (deviceFlag.empty())
+    return llvm::Error::success();
+  auto [kind, ordinal] = llvm::StringRef(deviceFlag).split(':');
+  unsigned index;
+  if ((kind != "cpu" && kind != "cuda") ||
+      (kind == "cpu" && deviceFlag != "cpu") ||
+      (deviceFlag.find(':') != std::string::npos &&
+       (ordinal.empty() || ordinal.getAsInteger(10, index))))
+    return llvm::createStringError("--device must be cpu, cuda or cuda:N, "
+                                   "got '" + deviceFlag + "'");
+  if (kind != device)
+    return llvm::createStringError(
+        "--device=" + deviceFlag + ": '" + library + "' runs on " +
+        (device == "cpu" ? "the CPU" : device) +
+        "; compile it with tfm-compile --target=" + kind +
+        " to run it there");
+  // Read by the runtime when it first talks to the driver (later).
+  if (!ordinal.empty())
+    setenv("TFM_CUDA_DEVICE", ordinal.str().c_str(), /*overwrite=*/1);
+  return llvm::Error::success();
+}
+
 struct LibraryCloser {
   void operator()(TfmLibrary *library) const { tfmLibraryClose(library); }
 };
@@ -391,6 +430,11 @@ int main(int argc, char **argv) {
   if (tfmLibraryOpen(libraryPath.c_str(), &opened) != TFM_OK)
     return fail(tfmLastError());
   std::unique_ptr<TfmLibrary, LibraryCloser> library(opened);
+  const bool onGPU =
+      llvm::StringRef(tfmLibraryDevice(library.get())) == "cuda";
+  if (llvm::Error error =
+          selectDevice(libraryPath, tfmLibraryDevice(library.get())))
+    return fail(llvm::toString(std::move(error)));
 
   if (list) {
     for (int i = 0, e = tfmLibraryEntryCount(library.get()); i < e; ++i) {
@@ -449,15 +493,43 @@ int main(int argc, char **argv) {
   if (!collected)
     return fail(llvm::toString(collected.takeError()));
   std::vector<Input> &bound = *collected;
-  for (auto [i, input] : llvm::enumerate(bound))
-    if (tfmCallSetInput(call.get(), i, input.array.dtype.c_str(),
-                        input.array.shape.size(), input.array.shape.data(),
-                        input.array.bytes.data()) != TFM_OK)
+  using Clock = std::chrono::steady_clock;
+  auto secondsSince = [](Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  // A cuda library's arrays live on the GPU across calls; inputs of another
+  // dtype than the entry's (int64 token ids) are narrowed and copied by
+  // the runtime at each call.
+  std::vector<DeviceArray> onDevice;
+  uint64_t uploadedBytes = 0;
+  double uploadSeconds = 0;
+  for (auto [i, input] : llvm::enumerate(bound)) {
+    tfm_status status;
+    if (onGPU && input.array.dtype == entry.inputs[i].dtype) {
+      auto start = Clock::now();
+      llvm::Expected<DeviceArray> array =
+          DeviceArray::mirror(input.array, /*copy=*/true);
+      if (!array)
+        return fail("input '" + entry.inputs[i].name +
+                    "': " + llvm::toString(array.takeError()));
+      uploadSeconds += secondsSince(start);
+      uploadedBytes += array->bytes();
+      onDevice.push_back(std::move(*array));
+      status = onDevice.back().bind(call.get(), 0, i);
+    } else {
+      status = tfmCallSetInput(call.get(), i, input.array.dtype.c_str(),
+                               input.array.shape.size(),
+                               input.array.shape.data(),
+                               input.array.bytes.data());
+    }
+    if (status != TFM_OK)
       return fail(llvm::Twine(tfmLastError()) + " (from '" + input.origin +
                   "')");
+  }
 
   // Outputs, sized from the inputs.
   std::vector<HostArray> results;
+  std::vector<size_t> deviceResults; // indices into onDevice, per output
   for (auto [i, spec] : llvm::enumerate(entry.outputs)) {
     std::vector<int64_t> shape(spec.shape.size());
     if (tfmCallOutputShape(call.get(), i, shape.data()) != TFM_OK)
@@ -468,35 +540,80 @@ int main(int argc, char **argv) {
                   llvm::toString(array.takeError()));
     results.push_back(std::move(*array));
     HostArray &result = results.back();
-    if (tfmCallSetOutput(call.get(), i, result.dtype.c_str(),
-                         result.shape.size(), result.shape.data(),
-                         result.bytes.data()) != TFM_OK)
+    tfm_status status;
+    if (onGPU) {
+      llvm::Expected<DeviceArray> device =
+          DeviceArray::mirror(result, /*copy=*/false);
+      if (!device)
+        return fail("output '" + spec.name + "': " +
+                    llvm::toString(device.takeError()));
+      deviceResults.push_back(onDevice.size());
+      onDevice.push_back(std::move(*device));
+      status = onDevice.back().bind(call.get(), 1, i);
+    } else {
+      status = tfmCallSetOutput(call.get(), i, result.dtype.c_str(),
+                                result.shape.size(), result.shape.data(),
+                                result.bytes.data());
+    }
+    if (status != TFM_OK)
       return fail(tfmLastError());
   }
 
   if (tfmCallInvoke(call.get(), nullptr) != TFM_OK)
     return fail(tfmLastError());
   if (benchRuns > 0) {
-    std::vector<double> seconds;
+    // The first call above loaded the kernels: it is not timed.
+    std::vector<double> seconds, kernelSeconds;
     for (unsigned run = 0; run < benchRuns; ++run) {
-      auto start = std::chrono::steady_clock::now();
+      auto start = Clock::now();
       if (tfmCallInvoke(call.get(), nullptr) != TFM_OK)
         return fail(tfmLastError());
-      seconds.push_back(std::chrono::duration<double>(
-                            std::chrono::steady_clock::now() - start)
-                            .count());
+      seconds.push_back(secondsSince(start));
+      double kernels;
+      if (onGPU) {
+        if (tfmCallKernelSeconds(call.get(), &kernels) != TFM_OK)
+          return fail(tfmLastError());
+        kernelSeconds.push_back(kernels);
+      }
     }
-    std::sort(seconds.begin(), seconds.end());
-    double median = seconds[seconds.size() / 2];
+    auto median = [](std::vector<double> &values) {
+      std::sort(values.begin(), values.end());
+      return values[values.size() / 2];
+    };
+    double callMedian = median(seconds);
     llvm::outs() << llvm::formatv("{0}: median {1:F3} ms over {2} runs",
-                                  entry.name, median * 1e3, benchRuns);
+                                  entry.name, callMedian * 1e3, benchRuns);
+    if (onGPU)
+      llvm::outs() << llvm::formatv(" (kernels {0:F3} ms)",
+                                    median(kernelSeconds) * 1e3);
     double flops;
     if (bound.size() >= 1 && bound[0].array.shape.size() == 2 &&
         tfmLibraryFlops(library.get(), bound[0].array.shape[0],
                         bound[0].array.shape[1], &flops) == TFM_OK)
       llvm::outs() << llvm::formatv(", {0:F2} GFLOP/s ({1:F3} GFLOP)",
-                                    flops / median * 1e-9, flops * 1e-9);
+                                    flops / callMedian * 1e-9, flops * 1e-9);
     llvm::outs() << "\n";
+  }
+  if (onGPU) {
+    auto start = Clock::now();
+    uint64_t downloadedBytes = 0;
+    for (auto [i, result] : llvm::enumerate(results)) {
+      if (llvm::Error error = onDevice[deviceResults[i]].download(result))
+        return fail("output '" + entry.outputs[i].name +
+                    "': " + llvm::toString(std::move(error)));
+      downloadedBytes += result.bytes.size();
+    }
+    double downloadSeconds = secondsSince(start);
+    auto rate = [](uint64_t bytes, double seconds) {
+      return llvm::formatv("{0:F1} MiB in {1:F3} ms, {2:F2} GB/s",
+                           bytes / 1048576.0, seconds * 1e3,
+                           bytes / std::max(seconds, 1e-12) * 1e-9)
+          .str();
+    };
+    if (benchRuns > 0)
+      llvm::outs() << "copies (once, not in the times above): to the GPU "
+                   << rate(uploadedBytes, uploadSeconds) << "; back "
+                   << rate(downloadedBytes, downloadSeconds) << "\n";
   }
 
   // Outputs.

@@ -13,6 +13,9 @@
 //   launch, copy and allocation of the call is skipped, and the entry
 //   point's wrapper (lib/Target/CUDA) returns a device-error status whose
 //   message `tfm_device_error` gives.
+// - Each stream of a call is timed on the GPU, from its creation to its
+//   synchronization, with a pair of events: `tfm_device_seconds` gives the
+//   sum for the last call, the kernels' time without the host's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +25,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 using namespace tfm::cuda;
 
@@ -31,6 +35,9 @@ namespace {
 thread_local std::string pendingError;
 /// The failure the last call on this thread returned with.
 thread_local std::string reportedError;
+/// The GPU time of the current call's streams so far, and of the last call.
+thread_local double pendingSeconds = 0;
+thread_local double reportedSeconds = 0;
 
 void fail(std::string message) {
   if (pendingError.empty())
@@ -59,6 +66,26 @@ const Driver *currentDriver() {
   }
   std::string unused;
   return driver(unused);
+}
+
+/// The events that time a live stream: `start` recorded when it was created
+/// (or last synchronized), `end` when it is synchronized.
+struct StreamTimer {
+  CUevent start = nullptr, end = nullptr;
+};
+thread_local std::map<CUstream, StreamTimer> streamTimers;
+/// Events of destroyed streams, reused by the next ones.
+thread_local std::vector<CUevent> spareEvents;
+
+CUevent timingEvent(const Driver &cuda) {
+  if (!spareEvents.empty()) {
+    CUevent event = spareEvents.back();
+    spareEvents.pop_back();
+    return event;
+  }
+  CUevent event = nullptr;
+  call("cuEventCreate", cuda.eventCreate, &event, 0u);
+  return event;
 }
 
 struct Kernel {
@@ -183,15 +210,28 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
 CUstream mgpuStreamCreate() {
   const Driver *cuda = currentDriver();
   CUstream stream = nullptr;
-  if (cuda)
-    call("cuStreamCreate", cuda->streamCreate, &stream, kStreamNonBlocking);
+  if (!cuda ||
+      !call("cuStreamCreate", cuda->streamCreate, &stream, kStreamNonBlocking))
+    return stream;
+  StreamTimer timer{timingEvent(*cuda), timingEvent(*cuda)};
+  streamTimers[stream] = timer;
+  if (timer.start)
+    call("cuEventRecord", cuda->eventRecord, timer.start, stream);
   return stream;
 }
 
 void mgpuStreamDestroy(CUstream stream) {
   std::string error;
-  if (const Driver *cuda = driver(error); cuda && stream)
-    cuda->streamDestroy(stream);
+  const Driver *cuda = driver(error);
+  if (!cuda || !stream)
+    return;
+  if (auto timer = streamTimers.find(stream); timer != streamTimers.end()) {
+    for (CUevent event : {timer->second.start, timer->second.end})
+      if (event)
+        spareEvents.push_back(event);
+    streamTimers.erase(timer);
+  }
+  cuda->streamDestroy(stream);
 }
 
 void mgpuStreamSynchronize(CUstream stream) {
@@ -199,10 +239,24 @@ void mgpuStreamSynchronize(CUstream stream) {
   const Driver *cuda = driver(error);
   if (!cuda || !stream)
     return;
+  auto timer = streamTimers.find(stream);
+  bool timed = timer != streamTimers.end() && timer->second.start &&
+               timer->second.end &&
+               call("cuEventRecord", cuda->eventRecord, timer->second.end,
+                    stream);
   // Also after a failure: the work queued before it must finish before the
   // call returns. A kernel's fault surfaces here.
-  if (CUresult result = cuda->streamSynchronize(stream))
+  if (CUresult result = cuda->streamSynchronize(stream)) {
     fail(describe("running the kernels (cuStreamSynchronize)", result));
+    return;
+  }
+  float milliseconds = 0;
+  if (timed && call("cuEventElapsedTime", cuda->eventElapsedTime,
+                    &milliseconds, timer->second.start, timer->second.end)) {
+    pendingSeconds += milliseconds * 1e-3;
+    // A stream synchronized again is timed from here.
+    call("cuEventRecord", cuda->eventRecord, timer->second.start, stream);
+  }
 }
 
 void mgpuStreamWaitEvent(CUstream stream, CUevent event) {
@@ -288,6 +342,8 @@ void mgpuMemset16(void *destination, unsigned short value, size_t count,
 /// if the call failed on the device (and why, for tfm_device_error), else
 /// 0. Clears the failure for the next call.
 int32_t tfmCudaTakeStatus() {
+  reportedSeconds = pendingSeconds;
+  pendingSeconds = 0;
   if (!failed())
     return 0;
   reportedError = std::move(pendingError);
@@ -298,6 +354,11 @@ int32_t tfmCudaTakeStatus() {
 /// Why the last call on this thread failed on the device.
 __attribute__((visibility("default"))) const char *tfm_device_error() {
   return reportedError.c_str();
+}
+
+/// The GPU time of the last call's streams on this thread, in seconds.
+__attribute__((visibility("default"))) double tfm_device_seconds() {
+  return reportedSeconds;
 }
 
 } // extern "C"
