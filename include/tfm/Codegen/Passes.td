@@ -129,9 +129,11 @@ def TfmCPUTileProjectionsPass
     scf.forall (j) in (N / NB)                     // threads over N blocks
       scf.for k0 = 0 to K step KC
         wt = f32 w[j*NB : +NB, k0 : +KC]ᵀ          // packed [KC, NB] (L2)
-        scf.for n1 = 0 to NB step NR               // a [KC, NR] panel (L1)
-          scf.for m0 = 0 to M - M % MR step MR     // rows stream past it
-            y[m0 : +MR, n1 : +NR] += a[m0 : +MR, k0 : +KC] · wt[:, n1 : +NR]
+        scf.for c0 = 0 to M - M % MR step MC       // chunks of rows (L2)
+          scf.for n1 = 0 to NB step NR             // a [KC, NR] panel
+            scf.for m0 = c0 to c0 + MC step MR     // the chunk's rows
+              y[m0 : +MR, n1 : +NR] += a[m0 : +MR, k0 : +KC] · wt[:, n1 : +NR]
+        scf.for n1 = 0 to NB step NR
           scf.for m0 = M - M % MR to M             // the remaining rows
             y[m0, n1 : +NR] += a[m0, k0 : +KC] · wt[:, n1 : +NR]
     ```
@@ -140,8 +142,10 @@ def TfmCPUTileProjectionsPass
     `NB` is the largest multiple of `NR` up to 128 that divides the
     columns whole `NR` blocks cover; the columns left (`N % NR`, a
     vocabulary of 1000) get the same loops with one block of that width,
-    in partial vectors. `KC` is the largest multiple of a vector up to 128
-    that divides `K`; a projection without one is left alone. Weights of any float type are
+    in partial vectors. `KC` is the largest multiple of a vector up to 256
+    that divides `K`; a projection without one is left alone. `MC` is 128
+    rows rounded down to a multiple of `MR`: a chunk's rows of `a` and of
+    `y` stay in L2 while it passes every panel of the column block. Weights of any float type are
     widened to f32 as they are packed, and row blocks of a non-f32 `a` as
     they are read.
 
@@ -149,7 +153,7 @@ def TfmCPUTileProjectionsPass
     bf16 weights are packed as pairs instead, where `NR` is a whole number
     of vectors and `K` of 32-step panels: `wt[kp, n]` holds w[n, k0 + 2kp]
     and w[n, k0 + 2kp + 1] in one 32-bit element (16 x 32 reads, bitcast and
-    transposed), `KC` the largest multiple of 32 up to 128 that divides
+    transposed), `KC` the largest multiple of 32 up to 256 that divides
     `K`. The `MR x NR` block keeps `MR x NR/16` accumulators across the
     `KC/2` pair steps; each step broadcasts a row's pair of `a` to every
     lane and adds the products of 16 pairs per accumulator with one

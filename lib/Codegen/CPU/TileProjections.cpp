@@ -8,9 +8,11 @@
 //   scf.forall (j) in (N / NB)                     // threads over N blocks
 //     scf.for k0 = 0 to K step KC                  // a Kᵀ panel per step
 //       wt = f32 w[j*NB : +NB, k0 : +KC]ᵀ          // packed [KC, NB]
-//       scf.for n1 = 0 to NB step NR               // an L1-sized [KC, NR] panel
-//         scf.for m0 = 0 to M - M % MR step MR     // rows stream past it
-//           y[m0 : +MR, n1 : +NR] += a[m0 : +MR, k0 : +KC] · wt[:, n1 : +NR]
+//       scf.for c0 = 0 to M - M % MR step MC       // chunks of rows, in L2
+//         scf.for n1 = 0 to NB step NR             // a [KC, NR] panel
+//           scf.for m0 = c0 to c0 + MC step MR     // the chunk's rows
+//             y[m0 : +MR, n1 : +NR] += a[m0 : +MR, k0 : +KC] · wt[:, n1 : +NR]
+//       scf.for n1 = 0 to NB step NR
 //         scf.for m0 = M - M % MR to M             // the remaining rows
 //           y[m0, n1 : +NR] += a[m0, k0 : +KC] · wt[:, n1 : +NR]
 //
@@ -254,37 +256,64 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
                                  k0, panelDepth);
           rowStep = index(b, l, 0);
         }
-        auto nLoop = scf::ForOp::create(
-            b, l, index(b, l, 0), index(b, l, blocking.block),
-            index(b, l, blocking.columns), carried,
-            [&](OpBuilder &nb, Location nl, Value n1, ValueRange inner) {
-              Value strip = slice2D(nb, nl, inner[0], nb.getIndexAttr(0), n1,
-                                    rowCount,
-                                    nb.getIndexAttr(blocking.columns));
-              auto rowsFrom = [&](Value begin, Value end, int64_t blockRows,
-                                  RowBlockHook eachBlock) {
-                if (pairs)
-                  return dotRowBlocks(nb, nl, rows, packed, n1,
-                                      blocking.columns, strip, rowStep, begin,
-                                      end, blockRows, eachBlock);
-                Value panel = slice2D(nb, nl, packed, nb.getIndexAttr(0), n1,
-                                      nb.getIndexAttr(panelDepth),
-                                      nb.getIndexAttr(blocking.columns));
-                return rowBlocks(nb, nl, rows, panel, strip, rowStep, begin,
-                                 end, blockRows, eachBlock);
-              };
-              auto prefetchShare = [&](OpBuilder &pb, Location pl, Value m0) {
-                prefetch.share(pb, pl, n1, m0);
-              };
-              strip = rowsFrom(index(nb, nl, 0), fullRows, blocking.rows,
-                               prefetchShare);
-              strip = rowsFrom(fullRows, rowsValue, 1, {});
+        // Rows [begin, end) against each [KC, NR] panel in turn.
+        auto overPanels = [&](OpBuilder &cb, Location cl, Value y, Value begin,
+                              Value end, int64_t blockRows, bool prefetches) {
+          return scf::ForOp::create(
+                     cb, cl, index(cb, cl, 0), index(cb, cl, blocking.block),
+                     index(cb, cl, blocking.columns), ValueRange{y},
+                     [&](OpBuilder &nb, Location nl, Value n1,
+                         ValueRange inner) {
+                       Value strip = slice2D(
+                           nb, nl, inner[0], nb.getIndexAttr(0), n1, rowCount,
+                           nb.getIndexAttr(blocking.columns));
+                       auto prefetchShare = [&](OpBuilder &pb, Location pl,
+                                                Value m0) {
+                         prefetch.share(pb, pl, n1, m0);
+                       };
+                       RowBlockHook hook;
+                       if (prefetches)
+                         hook = prefetchShare;
+                       if (pairs) {
+                         strip = dotRowBlocks(nb, nl, rows, packed, n1,
+                                              blocking.columns, strip, rowStep,
+                                              begin, end, blockRows, hook);
+                       } else {
+                         Value panel = slice2D(
+                             nb, nl, packed, nb.getIndexAttr(0), n1,
+                             nb.getIndexAttr(panelDepth),
+                             nb.getIndexAttr(blocking.columns));
+                         strip = rowBlocks(nb, nl, rows, panel, strip, rowStep,
+                                           begin, end, blockRows, hook);
+                       }
+                       scf::YieldOp::create(
+                           nb, nl,
+                           insert2D(nb, nl, strip, inner[0],
+                                    nb.getIndexAttr(0), n1, rowCount,
+                                    nb.getIndexAttr(blocking.columns)));
+                     })
+              .getResult(0);
+        };
+        // Whole register blocks of rows in chunks of kMaxChunkRows, each
+        // chunk against every panel while its rows stay in cache; then the
+        // rows left, one by one.
+        int64_t chunkRows = std::max(
+            blocking.rows, kMaxChunkRows - kMaxChunkRows % blocking.rows);
+        auto chunkLoop = scf::ForOp::create(
+            b, l, index(b, l, 0), fullRows, index(b, l, chunkRows), carried,
+            [&](OpBuilder &cb, Location cl, Value c0, ValueRange inner) {
+              Value end = arith::MinSIOp::create(
+                  cb, cl,
+                  arith::AddIOp::create(cb, cl, c0, index(cb, cl, chunkRows)),
+                  fullRows);
               scf::YieldOp::create(
-                  nb, nl,
-                  insert2D(nb, nl, strip, inner[0], nb.getIndexAttr(0), n1,
-                           rowCount, nb.getIndexAttr(blocking.columns)));
+                  cb, cl,
+                  overPanels(cb, cl, inner[0], c0, end, blocking.rows,
+                             /*prefetches=*/true));
             });
-        scf::YieldOp::create(b, l, nLoop.getResults());
+        Value y = overPanels(b, l, chunkLoop.getResult(0), fullRows,
+                             rowsValue, 1, /*prefetches=*/false);
+        scf::YieldOp::create(b, l, y);
       });
   return kLoop.getResult(0);
 }

@@ -15,16 +15,17 @@
 
 // A projection over a run-time number of rows: fewer rows than a register
 // block (a decode step) stream the weights (next case); otherwise threads
-// over blocks of 128 output columns, Kᵀ panels of 128 steps packed once per
-// block, 8 x 32 register blocks of static shape over the rows, then the
-// remaining rows one at a time. The output block is filled by the thread
-// that owns it, inside a buffer of the projection's own. Each register
-// block prefetches its share (32 weight rows over the blocks) of what
-// packing the next panel reads: the next k step of the column block, or
-// after the last one the first panel of the next block (at most the last).
+// over blocks of 128 output columns, Kᵀ panels of 256 steps packed once per
+// block, chunks of up to 128 rows that pass every [256, 32] panel in turn
+// in 8 x 32 register blocks of static shape, then the remaining rows one
+// at a time. The output block is filled by the thread that owns it, inside
+// a buffer of the projection's own. Each register block prefetches its
+// share (32 weight rows over the blocks) of what packing the next panel
+// reads: the next k step of the column block, or after the last one the
+// first panel of the next block (at most the last).
 // CHECK-LABEL: func.func @dynamic_rows
-// CHECK-SAME: (%[[X:.+]]: tensor<?x?x256xf32>, %[[W:.+]]: tensor<512x256xf32>)
-// CHECK: %[[ROWS:.+]] = tensor.collapse_shape %[[X]] {{\[\[}}0, 1], [2]] : tensor<?x?x256xf32> into tensor<?x256xf32>
+// CHECK-SAME: (%[[X:.+]]: tensor<?x?x512xf32>, %[[W:.+]]: tensor<512x512xf32>)
+// CHECK: %[[ROWS:.+]] = tensor.collapse_shape %[[X]] {{\[\[}}0, 1], [2]] : tensor<?x?x512xf32> into tensor<?x512xf32>
 // CHECK: %[[M:.+]] = tensor.dim %[[ROWS]], %c0
 // CHECK: %[[OUT:.+]] = bufferization.alloc_tensor(%[[M]]) : tensor<?x512xf32>
 // CHECK: %[[FEW:.+]] = arith.cmpi ult, %[[M]], %c8
@@ -40,38 +41,48 @@
 // CHECK:   %[[BLOCKS:.+]] = arith.divui %[[FULL]], %c8
 // CHECK:   %[[SOME:.+]] = arith.maxsi %[[BLOCKS]], %c1
 // CHECK:   %[[SHARE:.+]] = arith.ceildivui %c32, %[[SOME]]
-// CHECK:   scf.for %[[K0:.+]] = %c0 to %c256 step %c128 iter_args(%{{.+}} = %[[ZERO]])
-// CHECK:     %[[STEP:.+]] = arith.addi %[[K0]], %c128
-// CHECK:     %[[SAME:.+]] = arith.cmpi ult, %[[STEP]], %c256
+// CHECK:   scf.for %[[K0:.+]] = %c0 to %c512 step %c256 iter_args(%{{.+}} = %[[ZERO]])
+// CHECK:     %[[STEP:.+]] = arith.addi %[[K0]], %c256
+// CHECK:     %[[SAME:.+]] = arith.cmpi ult, %[[STEP]], %c512
 // CHECK:     %[[AFTER:.+]] = arith.addi %[[N0]], %c128
 // CHECK:     %[[NEXTBLOCK:.+]] = arith.minsi %[[AFTER]], %c384
 // CHECK:     %[[NEXTROW:.+]] = arith.select %[[SAME]], %[[N0]], %[[NEXTBLOCK]]
 // CHECK:     %[[NEXTK:.+]] = arith.select %[[SAME]], %[[STEP]], %c0
-// CHECK:     %[[WSLICE:.+]] = tensor.extract_slice %[[W]][%[[N0]], %[[K0]]] [128, 128]
-// CHECK:     %[[PACKED:.+]] = linalg.generic {{.+}} ins(%[[WSLICE]] : tensor<128x128xf32>) outs(%{{.+}} : tensor<128x128xf32>)
-// CHECK:     scf.for %[[N1:.+]] = %c0 to %c128 step %c32
-// CHECK:       %[[PANEL:.+]] = tensor.extract_slice %[[PACKED]][0, %[[N1]]] [128, 32]
-// CHECK:       scf.for %[[M0:.+]] = %c0 to %[[FULL]] step %c8
-// CHECK:         %[[BLOCK:.+]] = arith.divui %[[M0]], %c8
-// CHECK:         %[[OFFSET:.+]] = arith.muli %[[BLOCK]], %[[SHARE]]
-// CHECK:         %[[FIRST:.+]] = arith.addi %[[N1]], %[[OFFSET]]
-// CHECK:         %[[END:.+]] = arith.addi %[[FIRST]], %[[SHARE]]
-// CHECK:         %[[STRIPEND:.+]] = arith.addi %[[N1]], %c32
-// CHECK:         %[[LAST:.+]] = arith.minsi %[[END]], %[[STRIPEND]]
-// CHECK:         scf.for %[[R:.+]] = %[[FIRST]] to %[[LAST]] step %c1
-// CHECK:           %[[WROW:.+]] = arith.addi %[[NEXTROW]], %[[R]]
-// CHECK:           memref.prefetch %[[WBUF]][%[[WROW]], %[[NEXTK]]], read, locality<2>, data
-// CHECK-COUNT-7:   memref.prefetch %[[WBUF]][%[[WROW]], %{{.+}}], read, locality<2>, data
-// CHECK-NOT:       memref.prefetch
-// CHECK:         %[[A:.+]] = tensor.extract_slice %[[ROWS]][%[[M0]], %[[K0]]] [8, 128]
-// CHECK:         linalg.matmul ins(%[[A]], %[[PANEL]] : tensor<8x128xf32>, tensor<128x32xf32>) outs(%{{.+}} : tensor<8x32xf32>)
+// CHECK:     %[[WSLICE:.+]] = tensor.extract_slice %[[W]][%[[N0]], %[[K0]]] [128, 256]
+// CHECK:     %[[PACKED:.+]] = linalg.generic {{.+}} ins(%[[WSLICE]] : tensor<128x256xf32>) outs(%{{.+}} : tensor<256x128xf32>)
+// CHECK:     %[[CHUNKS:.+]] = scf.for %[[C0:.+]] = %c0 to %[[FULL]] step %c128
+// CHECK:       %[[CHUNK_AFTER:.+]] = arith.addi %[[C0]], %c128
+// CHECK:       %[[CHUNK_END:.+]] = arith.minsi %[[CHUNK_AFTER]], %[[FULL]]
+// CHECK:       scf.for %[[N1:.+]] = %c0 to %c128 step %c32
+// CHECK:         %[[PANEL:.+]] = tensor.extract_slice %[[PACKED]][0, %[[N1]]] [256, 32]
+// CHECK:         scf.for %[[M0:.+]] = %[[C0]] to %[[CHUNK_END]] step %c8
+// CHECK:           %[[BLOCK:.+]] = arith.divui %[[M0]], %c8
+// CHECK:           %[[OFFSET:.+]] = arith.muli %[[BLOCK]], %[[SHARE]]
+// CHECK:           %[[FIRST:.+]] = arith.addi %[[N1]], %[[OFFSET]]
+// CHECK:           %[[END:.+]] = arith.addi %[[FIRST]], %[[SHARE]]
+// CHECK:           %[[STRIPEND:.+]] = arith.addi %[[N1]], %c32
+// CHECK:           %[[LAST:.+]] = arith.minsi %[[END]], %[[STRIPEND]]
+// CHECK:           scf.for %[[R:.+]] = %[[FIRST]] to %[[LAST]] step %c1
+// CHECK:             %[[WROW:.+]] = arith.addi %[[NEXTROW]], %[[R]]
+// CHECK:             memref.prefetch %[[WBUF]][%[[WROW]], %[[NEXTK]]], read, locality<2>, data
+// CHECK-COUNT-15:    memref.prefetch %[[WBUF]][%[[WROW]], %{{.+}}], read, locality<2>, data
+// CHECK-NOT:         memref.prefetch
+// CHECK:           %[[A:.+]] = tensor.extract_slice %[[ROWS]][%[[M0]], %[[K0]]] [8, 256]
+// CHECK:           linalg.matmul ins(%[[A]], %[[PANEL]] : tensor<8x256xf32>, tensor<256x32xf32>) outs(%{{.+}} : tensor<8x32xf32>)
+// CHECK:     scf.for %[[N1:.+]] = %c0 to %c128 step %c32 iter_args(%{{.+}} = %[[CHUNKS]])
+// CHECK:       %[[PANEL:.+]] = tensor.extract_slice %[[PACKED]][0, %[[N1]]] [256, 32]
 // CHECK:       scf.for %[[M1:.+]] = %[[FULL]] to %[[M]] step %c1
-// CHECK:         linalg.matmul ins(%{{.+}}, %[[PANEL]] : tensor<1x128xf32>, tensor<128x32xf32>) outs(%{{.+}} : tensor<1x32xf32>)
+// CHECK:         linalg.matmul ins(%{{.+}}, %[[PANEL]] : tensor<1x256xf32>, tensor<256x32xf32>) outs(%{{.+}} : tensor<1x32xf32>)
 // CHECK:   scf.forall.in_parallel
 // CHECK:     tensor.parallel_insert_slice %{{.+}} into %[[SHARED]][0, %[[N0]]] [%[[M]], 128]
 // CHECK: tensor.expand_shape %[[RESULT]] {{\[\[}}0, 1], [2]] output_shape [%{{.+}}, %{{.+}}, 512]
-func.func @dynamic_rows(%x: tensor<?x?x256xf32>, %w: tensor<512x256xf32>) -> tensor<?x?x512xf32> {
-  %y = tfm.linear %x, %w : (tensor<?x?x256xf32>, tensor<512x256xf32>) -> tensor<?x?x512xf32>
+// Chunks of whole register blocks: 120 rows with 12-row blocks.
+// ROWS12-LABEL: func.func @dynamic_rows
+// ROWS12: scf.for %[[C0:.+]] = %c0 to %{{.+}} step %c120
+// ROWS12:   arith.addi %[[C0]], %c120
+// ROWS12:   scf.for %{{.+}} = %[[C0]] to %{{.+}} step %c12
+func.func @dynamic_rows(%x: tensor<?x?x512xf32>, %w: tensor<512x512xf32>) -> tensor<?x?x512xf32> {
+  %y = tfm.linear %x, %w : (tensor<?x?x512xf32>, tensor<512x512xf32>) -> tensor<?x?x512xf32>
   return %y : tensor<?x?x512xf32>
 }
 
@@ -230,11 +241,15 @@ func.func @narrow_columns(%x: tensor<?x64xf32>, %w: tensor<8x64xf32>) -> tensor<
 // CHECK:   %[[GATE_INIT:.+]] = bufferization.alloc_tensor(%{{.+}}) : tensor<?x128xf32>
 // CHECK:   %[[GATE_ZERO:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[GATE_INIT]] : tensor<?x128xf32>)
 // CHECK:   tensor.extract_slice %[[G]][%[[N0]], 0] [128, 64]
-// CHECK:   %[[GATE:.+]] = scf.for {{.+}} iter_args(%{{.+}} = %[[GATE_ZERO]])
+// CHECK:   %[[GATE_CHUNKS:.+]] = scf.for {{.+}} iter_args(%{{.+}} = %[[GATE_ZERO]])
 // CHECK:     linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x64xf32>, tensor<64x32xf32>)
+// CHECK:   %[[GATE:.+]] = scf.for {{.+}} iter_args(%{{.+}} = %[[GATE_CHUNKS]])
+// CHECK:     linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<1x64xf32>, tensor<64x32xf32>)
 // CHECK:   tensor.extract_slice %[[U]][%[[N0]], 0] [128, 64]
-// CHECK:   %[[UP:.+]] = scf.for
+// CHECK:   scf.for
 // CHECK:     linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x64xf32>, tensor<64x32xf32>)
+// CHECK:   %[[UP:.+]] = scf.for
+// CHECK:     linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<1x64xf32>, tensor<64x32xf32>)
 // CHECK:   %[[ACT:.+]] = linalg.generic {{.+}} ins(%[[GATE]], %[[UP]] : tensor<?x128xf32>, tensor<?x128xf32>) outs(%[[OUT]] : tensor<?x128xf32>)
 // CHECK:     math.exp
 // CHECK:   tensor.parallel_insert_slice %[[ACT]] into %[[SHARED]][0, %[[N0]]] [%{{.+}}, 128]
@@ -256,6 +271,8 @@ func.func @swiglu_gate_up_epilogue(%x: tensor<?x?x64xf32>, %g: tensor<256x64xf32
 // CHECK: %[[OUT:.+]] = bufferization.alloc_tensor(%{{.+}}) : tensor<?x64xf32>
 // CHECK: } else {
 // CHECK:   %[[OUT_BLOCK:.+]] = tensor.extract_slice %[[OUT]][0, 0] [%{{.+}}, 64]
+// CHECK:   scf.for
+// CHECK:     linalg.matmul
 // CHECK:   %[[BLOCK:.+]] = scf.for
 // CHECK:     linalg.matmul
 // CHECK:   %[[RESIDUAL:.+]] = tensor.extract_slice %[[R]][0, 0] [%{{.+}}, 64]
@@ -279,6 +296,8 @@ func.func @residual_epilogue(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>, %r: te
 // A bias, then a residual: the two elementwise ops become one epilogue.
 // CHECK-LABEL: func.func @bias_then_residual_epilogue
 // CHECK: } else {
+// CHECK:   scf.for
+// CHECK:     linalg.matmul
 // CHECK:   %[[BLOCK:.+]] = scf.for
 // CHECK:     linalg.matmul
 // CHECK:   linalg.generic {{.+}} ins(%[[BLOCK]], %{{.+}}, %{{.+}} : tensor<?x64xf32>, tensor<64xf32>, tensor<?x64xf32>)
@@ -525,8 +544,9 @@ func.func @viewed_epilogue_accumulates(%x: tensor<?x64xf32>, %w: tensor<256x64xf
 // CHECK: scf.forall (%{{.+}}) in (2)
 // CHECK:   %[[PANEL:.+]] = linalg.generic {{.+}} ins(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : tensor<?x64xf32>, tensor<?xf32>, tensor<?xf32>, tensor<64xf32>) outs(%{{.+}} : tensor<?x64xf32>)
 // CHECK:   scf.for
-// CHECK:     scf.for %[[M0:[^ ]+]] =
-// CHECK:       %[[BLOCK_ROWS:.+]] = tensor.extract_slice %[[PANEL]][%[[M0]], 0] [8, 64]
+// CHECK:     scf.for
+// CHECK:       scf.for %[[M0:[^ ]+]] =
+// CHECK:         %[[BLOCK_ROWS:.+]] = tensor.extract_slice %[[PANEL]][%[[M0]], 0] [8, 64]
 // CHECK:       linalg.matmul ins(%[[BLOCK_ROWS]], %{{.+}} : tensor<8x64xf32>, tensor<64x32xf32>)
 #rows = affine_map<(d0, d1, d2) -> (d0, d2)>
 #weights = affine_map<(d0, d1, d2) -> (d1, d2)>

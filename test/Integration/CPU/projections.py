@@ -2,8 +2,9 @@
 # RUN: %python %s %t/avx2 --mcpu=x86-64-v3
 #
 # Projections through the CPU's blocked form (tfm-cpu-tile-projections)
-# against the float64 oracle: run-time row counts M of 1, 7, 8, 129 and 200
-# (none, some and many 8-row blocks, with remainders), K that takes one or
+# against the float64 oracle: run-time row counts M of 1, 7, 8, 129, 200
+# and 301 (none, some and many 8-row blocks, with remainders; one, two and
+# three chunks of up to 128 rows, the last one partial), K that takes one or
 # several packed panels (80, 256, 384), N of one block or several (96, 320,
 # 512), N that whole register blocks do not cover (101, 1000, 29: a
 # narrower last block; 8: only that), K that no vector divides (37: the
@@ -33,7 +34,8 @@ for k, n in shapes:
                 f"  %r = tfm.linear %x, %w, %b : ({', '.join(types)}) -> "
                 f"{tensor((None, None, n), 'f32')}\n"
                 f"  return %r : {tensor((None, None, n), 'f32')}\n}}")
-    for i, (batch, rows) in enumerate([(1, 1), (1, 7), (2, 4), (3, 43), (2, 100)]):
+    for i, (batch, rows) in enumerate([(1, 1), (1, 7), (2, 4), (3, 43), (2, 100),
+                                       (1, 301)]):
         x = rng.standard_normal((batch, rows, k)) * 3.0
         suite.add(f"{name}_m{batch * rows}", function if i == 0 else None,
                   [(x, "f32"), (w, "f32"), (b, "f32")],
