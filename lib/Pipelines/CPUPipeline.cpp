@@ -130,6 +130,9 @@ void mlir::tfm::buildTfmToLLVMDialectStage(
   pm.addNestedPass<func::FuncOp>(
       createTfmCPULowerVectorsPass(options.cpuCodegen()));
   pm.addPass(createCanonicalizerPass());
+  // bf16 register blocks marked for AMX tiles (amx=1), before the rest of
+  // linalg becomes loops.
+  pm.addPass(createTfmCPULowerAMXPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // Parallel tiles (scf.forall) run on OpenMP threads (libomp; the thread
   // count follows OMP_NUM_THREADS, default: every core). The canonicalize
@@ -166,6 +169,7 @@ void mlir::tfm::buildTfmToLLVMDialectStage(
   ConvertVectorToLLVMPassOptions vectorToLLVM;
   vectorToLLVM.reassociateFPReductions = true; // tree-shaped row sums
   vectorToLLVM.x86Vector = true; // AVX-512 BF16 dot products (bf16-dot)
+  vectorToLLVM.amx = true;       // AMX tiles (tfm-cpu-lower-amx)
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createArithToLLVMConversionPass());
   FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;

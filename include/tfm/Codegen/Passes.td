@@ -163,6 +163,14 @@ def TfmCPUTileProjectionsPass
     its transform and times the column scale where the projection has
     them: the weights are packed as they are.
 
+    With `amx` too (the CPU target sets it where the CPU has AMX-BF16), the
+    pairs are packed as a bf16 `[KC/2, 2 NB]` tensor (an AMX tile's layout)
+    from 32 rows on, and where `NR` is 32 the chunks take blocks of 32 rows
+    instead: each a `linalg.generic` y[m, n] += Σ a[m, kp, t] · wt[kp, n, t]
+    over `[32, KC/2, 2]` and `[KC/2, 32, 2]` views, marked `tfm.amx_tiles`
+    for `tfm-cpu-lower-amx`; the rows whole 32-row blocks leave take the
+    `MR`-row dot blocks, then single rows.
+
     Fewer rows than `MR` (a decode step, known only at run time: an
     `scf.if` picks the form) stream the weights instead, in place, each
     read once: threads over blocks of up to `4 MR` weight rows; for each row
@@ -542,6 +550,31 @@ def TfmCPULowerVectorsPass
                            "::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::vector::VectorDialect"];
+}
+
+def TfmCPULowerAMXPass : Pass<"tfm-cpu-lower-amx", "::mlir::ModuleOp"> {
+  let summary = "run the bf16 register blocks marked for AMX on AMX tiles";
+  let description = [{
+    Runs after bufferization, on the `linalg.generic`s marked
+    `tfm.amx_tiles` that `tfm-cpu-tile-projections` forms with `amx=1`:
+    y[m, n] += Σ a[m, kp, t] · p[kp, n, t] over a 32 x 32 f32 block of the
+    output, `a` a [32, KC/2, 2] view of 32 bf16 rows and `p` a [KC/2, 32, 2]
+    view of a panel of weights packed as pairs of k (the layout of an AMX
+    tile of pairs). Each becomes 2 x 2 accumulator tiles of 16 x 16 f32
+    (`amx.tile_load` of the output block), then per 32 steps of k two
+    16-row tiles of the rows, two 16-column tiles of pairs and four
+    `amx.tile_mulf` (`tdpbf16ps`), fully unrolled, then the four stores.
+
+    Linux hands out AMX state only to a process that asked for it
+    (`arch_prctl(ARCH_REQ_XCOMP_PERM)`): each block runs on tiles where
+    `tfm_cpu_amx_ready()` (the CPU runtime, lib/Runtime/CPU/AMX.cpp; it asks
+    once) says the request was granted, and as the generic (scalar loops,
+    same sums) otherwise, never a fault. A marked op whose views are not
+    the ones above (no unit-stride rows, other shapes) stays the generic.
+  }];
+  let dependentDialects = ["::mlir::amx::AMXDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::scf::SCFDialect"];
 }
 
 def TfmGPUFlashAttentionPass

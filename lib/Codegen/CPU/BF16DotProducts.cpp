@@ -44,15 +44,19 @@ bool canPackBF16Dot(Value w, const Blocking &blocking) {
 /// w[row : +rows, k0 : +depth] as the [depth / 2, rows] i32 pairs above:
 /// 16 x 32 bf16 reads, bitcast to 16 x 16 pairs and transposed.
 Value packBF16Pairs(OpBuilder &builder, Location loc, Value w,
-                    Value row, Value k0, int64_t rows, int64_t depth) {
+                    Value row, Value k0, int64_t rows, int64_t depth,
+                    bool asBF16) {
   Type bf16 = builder.getBF16Type(), i32 = builder.getI32Type();
   auto index = [](OpBuilder &b, Location l, int64_t value) -> Value {
     return arith::ConstantIndexOp::create(b, l, value);
   };
   auto readType = VectorType::get({kPairLanes, 2 * kPairLanes}, bf16);
   auto pairType = VectorType::get({kPairLanes, kPairLanes}, i32);
-  Value packed = tensor::EmptyOp::create(
-      builder, loc, ArrayRef<int64_t>{depth / 2, rows}, i32);
+  Value packed =
+      asBF16 ? tensor::EmptyOp::create(
+                   builder, loc, ArrayRef<int64_t>{depth / 2, 2 * rows}, bf16)
+             : tensor::EmptyOp::create(
+                   builder, loc, ArrayRef<int64_t>{depth / 2, rows}, i32);
   Value padding = arith::ConstantOp::create(builder, loc,
                                             builder.getZeroAttr(bf16));
   auto columnLoop = scf::ForOp::create(
@@ -73,9 +77,15 @@ Value packBF16Pairs(OpBuilder &builder, Location loc, Value w,
               Value pairs = vector::BitCastOp::create(b, l, pairType, values);
               Value transposed = vector::TransposeOp::create(
                   b, l, pairs, ArrayRef<int64_t>{1, 0});
+              Value column = n0;
+              if (asBF16) {
+                transposed = vector::BitCastOp::create(b, l, readType,
+                                                       transposed);
+                column = arith::MulIOp::create(b, l, n0, index(b, l, 2));
+              }
               Value written = vector::TransferWriteOp::create(
                                   b, l, transposed, carried[0],
-                                  ValueRange{kp0, n0},
+                                  ValueRange{kp0, column},
                                   ArrayRef<bool>{true, true})
                                   .getResult();
               scf::YieldOp::create(b, l, written);
@@ -91,7 +101,9 @@ Value packBF16Pairs(OpBuilder &builder, Location loc, Value w,
 Value dotRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
                    Value n1, int64_t columns, Value y, Value k0, Value begin,
                    Value end, int64_t rows, RowBlockHook eachBlock) {
-  int64_t pairSteps = cast<RankedTensorType>(packed.getType()).getDimSize(0);
+  auto packedType = cast<RankedTensorType>(packed.getType());
+  int64_t pairSteps = packedType.getDimSize(0);
+  bool packedAsBF16 = packedType.getElementType().isBF16();
   Type bf16 = builder.getBF16Type(), f32 = builder.getF32Type(),
        i32 = builder.getI32Type();
   auto index = [](OpBuilder &b, Location l, int64_t value) -> Value {
@@ -134,6 +146,15 @@ Value dotRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
                      for (int64_t j = 0; j < vectors; ++j) {
                        Value column = arith::AddIOp::create(
                            sb, sl, n1, index(sb, sl, j * kPairLanes));
+                       if (packedAsBF16) { // (packBF16Pairs' asBF16)
+                         weights.push_back(vector::TransferReadOp::create(
+                             sb, sl, bf16Vector, packed,
+                             ValueRange{kp, arith::MulIOp::create(
+                                                sb, sl, column,
+                                                index(sb, sl, 2))},
+                             zeroBF16, ArrayRef<bool>{true}));
+                         continue;
+                       }
                        weights.push_back(vector::BitCastOp::create(
                            sb, sl, bf16Vector,
                            vector::TransferReadOp::create(
@@ -174,6 +195,74 @@ Value dotRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
                                  ArrayRef<bool>{true})
                                  .getResult();
                scf::YieldOp::create(b, l, updated);
+             })
+      .getResult(0);
+}
+
+bool canUseAMXTiles(const Blocking &blocking, int64_t panelDepth) {
+  return blocking.columns == kAMXBlockColumns && panelDepth % 32 == 0;
+}
+
+Value amxRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
+                   Value n1, Value y, Value k0, Value begin, Value end,
+                   RowBlockHook eachBlock, int64_t hookRows) {
+  auto packedType = cast<RankedTensorType>(packed.getType());
+  int64_t pairSteps = packedType.getDimSize(0);
+  Type bf16 = builder.getBF16Type(), f32 = builder.getF32Type();
+  auto index = [](OpBuilder &b, Location l, int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, l, value);
+  };
+  return scf::ForOp::create(
+             builder, loc, begin, end, index(builder, loc, kAMXBlockRows),
+             ValueRange{y},
+             [&](OpBuilder &b, Location l, Value m0, ValueRange carried) {
+               if (eachBlock)
+                 for (int64_t r = 0; r < kAMXBlockRows; r += hookRows)
+                   eachBlock(b, l,
+                             arith::AddIOp::create(b, l, m0, index(b, l, r)));
+               // [32, KC] rows as [32, KC/2, 2] pairs; [KC/2, 2 x 32] pairs
+               // of the panel's columns as [KC/2, 32, 2].
+               Value rows = slice2D(b, l, a, m0, k0,
+                                    b.getIndexAttr(kAMXBlockRows),
+                                    b.getIndexAttr(2 * pairSteps));
+               Value rowPairs = tensor::ExpandShapeOp::create(
+                   b, l,
+                   RankedTensorType::get({kAMXBlockRows, pairSteps, 2}, bf16),
+                   rows, SmallVector<ReassociationIndices>{{0}, {1, 2}});
+               Value columns = slice2D(
+                   b, l, packed, b.getIndexAttr(0),
+                   arith::MulIOp::create(b, l, n1, index(b, l, 2)).getResult(),
+                   b.getIndexAttr(pairSteps),
+                   b.getIndexAttr(2 * kAMXBlockColumns));
+               Value columnPairs = tensor::ExpandShapeOp::create(
+                   b, l,
+                   RankedTensorType::get({pairSteps, kAMXBlockColumns, 2},
+                                         bf16),
+                   columns, SmallVector<ReassociationIndices>{{0}, {1, 2}});
+               Value block = slice2D(b, l, carried[0], m0, b.getIndexAttr(0),
+                                     b.getIndexAttr(kAMXBlockRows),
+                                     b.getIndexAttr(kAMXBlockColumns));
+               LinalgBuilder lb(b, l);
+               auto sums = lb.generic(
+                   {rowPairs, columnPairs},
+                   {lb.map(4, {0, 2, 3}), lb.map(4, {2, 1, 3})}, block,
+                   lb.map(4, {0, 1}),
+                   {utils::IteratorType::parallel,
+                    utils::IteratorType::parallel,
+                    utils::IteratorType::reduction,
+                    utils::IteratorType::reduction},
+                   [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+                     Value product = arith::MulFOp::create(
+                         nb, nl, arith::ExtFOp::create(nb, nl, f32, args[0]),
+                         arith::ExtFOp::create(nb, nl, f32, args[1]));
+                     return arith::AddFOp::create(nb, nl, args[2], product);
+                   });
+               sums.getDefiningOp()->setAttr(kAMXTilesAttr, b.getUnitAttr());
+               scf::YieldOp::create(
+                   b, l,
+                   insert2D(b, l, sums, carried[0], m0, b.getIndexAttr(0),
+                            b.getIndexAttr(kAMXBlockRows),
+                            b.getIndexAttr(kAMXBlockColumns)));
              })
       .getResult(0);
 }

@@ -79,9 +79,11 @@ bool canPackBF16Dot(Value w, const Blocking &blocking);
 
 /// w[row : +rows, k0 : +depth] as [depth / 2, rows] i32 pairs of
 /// consecutive k, for vdpbf16ps (a column scale goes on the rows:
-/// roundedRows).
+/// roundedRows). With `asBF16`, the same bytes as a [depth / 2, 2 x rows]
+/// bf16 tensor (the layout of an AMX tile of pairs).
 Value packBF16Pairs(OpBuilder &builder, Location loc, Value w, Value row,
-                    Value k0, int64_t rows, int64_t depth);
+                    Value k0, int64_t rows, int64_t depth,
+                    bool asBF16 = false);
 
 /// `y` [M, NR] += a[m0 : M, k0 : +KC] · the pairs `packed`[:, n1 : +NR]
 /// over rows [begin, end) in steps of `rows`, calling `eachBlock` (if
@@ -96,6 +98,35 @@ Value dotRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
 Value roundedRows(OpBuilder &b, Location l, Value a, Value scale,
                   linalg::GenericOp transform, OpFoldResult row0,
                   OpFoldResult rows, OpFoldResult k0, int64_t depth);
+
+/// Rows and columns of an AMX register block: 2 x 2 tiles of 16 x 16 f32
+/// sums (tmm0-3), with two 16-row tiles of `a` and two 16-column tiles of
+/// pairs (tmm4-7) per 32 steps of k.
+constexpr int64_t kAMXBlockRows = 32;
+constexpr int64_t kAMXBlockColumns = 32;
+
+/// Steps of k per panel on AMX tiles: a block's accumulator tiles are
+/// loaded and stored once per panel, so deeper panels than the dot
+/// products' pay.
+constexpr int64_t kMaxAMXPanelDepth = 1024;
+
+/// Marks the 32 x 32 register blocks of bf16 pairs that tfm-cpu-lower-amx
+/// runs on AMX tiles (amxRowBlocks); tfm-cpu-vectorize leaves them alone.
+constexpr llvm::StringLiteral kAMXTilesAttr = "tfm.amx_tiles";
+
+/// Whether a column block of `blocking` (its pairs packed asBF16) can run
+/// its rows through AMX tiles: 32-column panels of 32-step multiples.
+bool canUseAMXTiles(const Blocking &blocking, int64_t panelDepth);
+
+/// `y` [M, 32] += a[m0 : M, k0 : +KC] · the bf16 pairs `packed`[:, 2 n1 :
+/// +64] over rows [begin, end) in blocks of 32: each block one generic
+/// marked kAMXTilesAttr, y[m, n] += Σ_kp,t a[m, kp, t] · p[kp, n, t] on
+/// [32, KC/2, 2] and [KC/2, 32, 2] views (correct as it is; AMX tiles once
+/// tfm-cpu-lower-amx rewrites it). `eachBlock` is called for every
+/// `hookRows` rows of a block.
+Value amxRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
+                   Value n1, Value y, Value k0, Value begin, Value end,
+                   RowBlockHook eachBlock, int64_t hookRows);
 
 /// Whether the streamed form can use dot products for a block of `block`
 /// rows of `w` (streamedDotColumnBlock).

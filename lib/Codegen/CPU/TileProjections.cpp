@@ -216,10 +216,15 @@ private:
 /// the rows is transformed first, once per column block.
 Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
                         Value scale, linalg::GenericOp transform, Value init,
-                        Value nBlock, const Blocking &blocking, bool pairs) {
+                        Value nBlock, const Blocking &blocking, bool pairs,
+                        bool amx) {
   int64_t depth = cast<RankedTensorType>(w.getType()).getDimSize(1);
   int64_t panelDepth =
       pairs ? blockSize(depth, 32, kMaxPanelDepth) : blocking.depth;
+  // Blocks of 32 rows on AMX tiles, then 8-row dot blocks, then single rows.
+  bool amxTiles = pairs && amx && canUseAMXTiles(blocking, panelDepth);
+  if (amxTiles)
+    panelDepth = blockSize(depth, 32, kMaxAMXPanelDepth);
   OpFoldResult rowCount = tensor::getMixedSize(builder, loc, a, 0);
   Value rowsValue = getValueOrCreateConstantIndexOp(builder, loc, rowCount);
   auto index = [&](OpBuilder &b, Location l, int64_t value) -> Value {
@@ -230,6 +235,12 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
       builder, loc, rowsValue,
       arith::RemUIOp::create(builder, loc, rowsValue,
                              index(builder, loc, blocking.rows)));
+  Value amxRows;
+  if (amxTiles)
+    amxRows = arith::SubIOp::create(
+        builder, loc, rowsValue,
+        arith::RemUIOp::create(builder, loc, rowsValue,
+                               index(builder, loc, kAMXBlockRows)));
   NextPanelPrefetch prefetch(builder, loc, w, fullRows, blocking, panelDepth);
   auto kLoop = scf::ForOp::create(
       builder, loc, index(builder, loc, 0), index(builder, loc, depth),
@@ -241,7 +252,7 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
         // rows), rather than on every weight as it is packed.
         Value packed =
             pairs ? packBF16Pairs(b, l, w, nBlock, k0, blocking.block,
-                                  panelDepth)
+                                  panelDepth, /*asBF16=*/amxTiles)
                   : packScaled(b, l, w, scale, nBlock, k0, blocking.block,
                                panelDepth);
         // The rows the blocks read, and their first step.
@@ -258,7 +269,8 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
         }
         // Rows [begin, end) against each [KC, NR] panel in turn.
         auto overPanels = [&](OpBuilder &cb, Location cl, Value y, Value begin,
-                              Value end, int64_t blockRows, bool prefetches) {
+                              Value end, int64_t blockRows, bool prefetches,
+                              bool tiles = false) {
           return scf::ForOp::create(
                      cb, cl, index(cb, cl, 0), index(cb, cl, blocking.block),
                      index(cb, cl, blocking.columns), ValueRange{y},
@@ -274,7 +286,11 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
                        RowBlockHook hook;
                        if (prefetches)
                          hook = prefetchShare;
-                       if (pairs) {
+                       if (tiles) {
+                         strip = amxRowBlocks(nb, nl, rows, packed, n1, strip,
+                                              rowStep, begin, end, hook,
+                                              blocking.rows);
+                       } else if (pairs) {
                          strip = dotRowBlocks(nb, nl, rows, packed, n1,
                                               blocking.columns, strip, rowStep,
                                               begin, end, blockRows, hook);
@@ -297,22 +313,27 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
         // Whole register blocks of rows in chunks of kMaxChunkRows, each
         // chunk against every panel while its rows stay in cache; then the
         // rows left, one by one.
-        int64_t chunkRows = std::max(
-            blocking.rows, kMaxChunkRows - kMaxChunkRows % blocking.rows);
+        int64_t chunkBlock = amxTiles ? kAMXBlockRows : blocking.rows;
+        int64_t chunkRows =
+            std::max(chunkBlock, kMaxChunkRows - kMaxChunkRows % chunkBlock);
+        Value chunked = amxTiles ? amxRows : fullRows;
         auto chunkLoop = scf::ForOp::create(
-            b, l, index(b, l, 0), fullRows, index(b, l, chunkRows), carried,
+            b, l, index(b, l, 0), chunked, index(b, l, chunkRows), carried,
             [&](OpBuilder &cb, Location cl, Value c0, ValueRange inner) {
               Value end = arith::MinSIOp::create(
                   cb, cl,
                   arith::AddIOp::create(cb, cl, c0, index(cb, cl, chunkRows)),
-                  fullRows);
+                  chunked);
               scf::YieldOp::create(
                   cb, cl,
-                  overPanels(cb, cl, inner[0], c0, end, blocking.rows,
-                             /*prefetches=*/true));
+                  overPanels(cb, cl, inner[0], c0, end, chunkBlock,
+                             /*prefetches=*/true, /*tiles=*/amxTiles));
             });
-        Value y = overPanels(b, l, chunkLoop.getResult(0), fullRows,
-                             rowsValue, 1, /*prefetches=*/false);
+        Value y = chunkLoop.getResult(0);
+        if (amxTiles) // fewer than 32 rows left: 8-row dot blocks
+          y = overPanels(b, l, y, amxRows, fullRows, blocking.rows,
+                         /*prefetches=*/true);
+        y = overPanels(b, l, y, fullRows, rowsValue, 1, /*prefetches=*/false);
         scf::YieldOp::create(b, l, y);
       });
   return kLoop.getResult(0);
@@ -716,7 +737,7 @@ ColumnBlocks columnBlocks(ArrayRef<ProjectionGroup> groups,
 void tileProjectionGroups(RewriterBase &rewriter,
                           MutableArrayRef<ProjectionGroup> groups,
                           Blocking main, std::optional<Blocking> tail,
-                          int64_t lanes, bool bf16Dot) {
+                          int64_t lanes, bool bf16Dot, bool amx) {
   ProjectionGroup &first = groups.front();
   linalg::GenericOp root = first.root();
   Location loc = root.getLoc();
@@ -779,14 +800,14 @@ void tileProjectionGroups(RewriterBase &rewriter,
       result = tileColumns(rewriter, l, tailRanges, result, tailBlock, tailFn);
     scf::YieldOp::create(rewriter, l, result);
   };
-  auto packedWith = [bf16Dot](const Blocking &blocking) {
-    return [blocking, bf16Dot](OpBuilder &b, Location l, Value a,
-                               linalg::GenericOp projection, Value init,
-                               Value nBlock) {
+  auto packedWith = [bf16Dot, amx](const Blocking &blocking) {
+    return [blocking, bf16Dot, amx](OpBuilder &b, Location l, Value a,
+                                    linalg::GenericOp projection, Value init,
+                                    Value nBlock) {
       Value w = projection.getDpsInputs()[1];
       return packedColumnBlock(b, l, a, w, columnScaleOf(projection),
                                transformOf(projection), init, nBlock, blocking,
-                               bf16Dot && canPackBF16Dot(w, blocking));
+                               bf16Dot && canPackBF16Dot(w, blocking), amx);
     };
   };
   auto streamed = [lanes, bf16Dot](OpBuilder &b, Location l, Value a,
@@ -817,7 +838,7 @@ void tileProjectionGroups(RewriterBase &rewriter,
           return canStreamBF16Dot(p.getDpsInputs()[1], streamBlock);
         });
       }))
-    streamRows = std::max(streamRows, kDotStreamRows);
+    streamRows = std::max(streamRows, amx ? kAMXBlockRows : kDotStreamRows);
   Value fewRows = arith::CmpIOp::create(
       rewriter, loc, arith::CmpIPredicate::ult, rows,
       arith::ConstantIndexOp::create(rewriter, loc, streamRows));
@@ -942,7 +963,8 @@ struct TfmCPUTileProjectionsPass
           tiled[j] = true;
       auto [main, tail] = *blockingOf(together.front().projections.front());
       tileProjectionGroups(rewriter, together, main, tail, vectorWidth,
-                           bf16Dot != 0 && vectorWidth == 16);
+                           bf16Dot != 0 && vectorWidth == 16,
+                           amx != 0 && bf16Dot != 0 && vectorWidth == 16);
     }
   }
 

@@ -1,5 +1,7 @@
 //===- Vectorize.cpp - register tiling and vectorization for CPUs ----------===//
 
+#include "ProjectionBlocks.h"
+
 #include "tfm/Codegen/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -220,6 +222,7 @@ struct TfmCPUVectorizePass
     getOperation()->walk([&](linalg::LinalgOp op) {
       if (op.hasPureTensorSemantics() && op.getNumLoops() > 0 &&
           !op.hasDynamicShape() && !hasSubByteOperand(op) &&
+          !op->hasAttr(tfm::projection::kAMXTilesAttr) && // tfm-cpu-lower-amx's
           !llvm::is_contained(op.getStaticLoopRanges(), 0))
         ops.push_back(op);
     });

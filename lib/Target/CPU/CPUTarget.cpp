@@ -13,7 +13,8 @@ using namespace mlir::tfm;
 
 /// The vector width and register blocking of `target`: 16 f32 lanes and 8
 /// register rows with AVX-512 (32 registers), 8 lanes and 4 rows with AVX
-/// (16 registers), 4 lanes otherwise; bf16 dot products with AVX-512 BF16.
+/// (16 registers), 4 lanes otherwise; bf16 dot products with AVX-512 BF16,
+/// and AMX tiles for bf16 projections where the CPU also has AMX-BF16.
 static void configureForTarget(TfmLowerToLLVMPipelineOptions &options,
                                const llvm::TargetMachine &target) {
   const llvm::MCSubtargetInfo *info = target.getMCSubtargetInfo();
@@ -21,6 +22,8 @@ static void configureForTarget(TfmLowerToLLVMPipelineOptions &options,
     options.vectorWidth = 16;
     options.registerRows = 8;
     options.bf16Dot = info->checkFeatures("+avx512bf16");
+    options.amx =
+        options.bf16Dot && info->checkFeatures("+amx-tile,+amx-bf16");
   } else if (info->checkFeatures("+avx")) {
     options.vectorWidth = 8;
     options.registerRows = 4;

@@ -10,6 +10,9 @@
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tfm-cpu-tile-projections{bf16-dot=2}))' 2>&1 | FileCheck %s --check-prefix=BAD-DOT
 // BAD-DOT: error: bf16-dot must be 0 or 1, got 2
 // RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-tile-projections{register-rows=12}),canonicalize,cse)' | FileCheck %s --check-prefix=ROWS12
+// RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-tile-projections{bf16-dot=1 amx=1}),canonicalize,cse)' | FileCheck %s --check-prefix=AMX
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tfm-cpu-tile-projections{amx=1}))' 2>&1 | FileCheck %s --check-prefix=BAD-AMX
+// BAD-AMX: error: amx=1 needs bf16-dot=1 (the rows AMX blocks leave run through dot products)
 // RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-tile-projections{fuse-siblings=false}),canonicalize,cse)' | FileCheck %s --check-prefix=SEPARATE
 // RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-tile-projections{fuse-viewed-epilogues=false}),canonicalize,cse)' | FileCheck %s --check-prefix=APART
 
@@ -570,4 +573,42 @@ func.func @transformed_rows(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>, %mean:
     linalg.yield %sum : f32
   } -> tensor<?x256xf32>
   return %y : tensor<?x256xf32>
+}
+
+// -----
+
+// bf16 with AMX (amx=1): 32 rows and more pack the weights, as pairs of k
+// in a bf16 [KC/2, 2 x NB] panel (an AMX tile's layout); chunks of 128 rows
+// pass each 32-column panel in blocks of 32 rows, each a generic on pairs
+// views marked for tfm-cpu-lower-amx; the rows left go through 8-row dot
+// blocks, then one by one.
+// AMX-LABEL: func.func @bf16_amx_blocks
+// AMX-SAME: (%[[X:.+]]: tensor<?x256xbf16>, %[[W:.+]]: tensor<256x256xbf16>)
+// AMX: %[[M:.+]] = tensor.dim %[[X]], %c0
+// AMX: arith.cmpi ult, %[[M]], %c32
+// AMX: } else {
+// AMX:   %[[TAIL8:.+]] = arith.remui %[[M]], %c8
+// AMX:   %[[FULL8:.+]] = arith.subi %[[M]], %[[TAIL8]]
+// AMX:   %[[TAIL32:.+]] = arith.remui %[[M]], %c32
+// AMX:   %[[FULL32:.+]] = arith.subi %[[M]], %[[TAIL32]]
+// AMX:   %[[PAIRS:.+]] = tensor.empty() : tensor<128x256xbf16>
+// AMX:   %[[PACKED:.+]] = scf.for {{.+}} iter_args(%{{.+}} = %[[PAIRS]]) -> (tensor<128x256xbf16>)
+// AMX:   %[[CHUNKS:.+]] = scf.for %[[C0:.+]] = %c0 to %[[FULL32]] step %c128
+// AMX:     scf.for %[[N1:.+]] = %c0 to %c128 step %c32
+// AMX:       scf.for %[[M0:.+]] = %[[C0]] to %{{.+}} step %c32
+// AMX-COUNT-4: memref.prefetch
+// AMX:         %[[ROWS:.+]] = tensor.extract_slice %[[X]][%[[M0]], 0] [32, 256]
+// AMX:         %[[ROW_PAIRS:.+]] = tensor.expand_shape %[[ROWS]] {{\[}}[0], [1, 2]] output_shape [32, 128, 2]
+// AMX:         %[[COLUMN:.+]] = arith.muli %[[N1]], %c2
+// AMX:         %[[COLUMNS:.+]] = tensor.extract_slice %[[PACKED]][0, %[[COLUMN]]] [128, 64]
+// AMX:         %[[COLUMN_PAIRS:.+]] = tensor.expand_shape %[[COLUMNS]] {{\[}}[0], [1, 2]] output_shape [128, 32, 2]
+// AMX:         linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%[[ROW_PAIRS]], %[[COLUMN_PAIRS]] : tensor<32x128x2xbf16>, tensor<128x32x2xbf16>) outs(%{{.+}} : tensor<32x32xf32>) attrs = {tfm.amx_tiles}
+// AMX:   %[[DOTS:.+]] = scf.for %{{.+}} = %c0 to %c128 step %c32 iter_args(%{{.+}} = %[[CHUNKS]])
+// AMX:     scf.for %{{.+}} = %[[FULL32]] to %[[FULL8]] step %c8
+// AMX:       x86vector.avx512.dot
+// AMX:   scf.for %{{.+}} = %c0 to %c128 step %c32 iter_args(%{{.+}} = %[[DOTS]])
+// AMX:     scf.for %{{.+}} = %[[FULL8]] to %[[M]] step %c1
+func.func @bf16_amx_blocks(%x: tensor<?x256xbf16>, %w: tensor<256x256xbf16>) -> tensor<?x256xbf16> {
+  %y = tfm.linear %x, %w : (tensor<?x256xbf16>, tensor<256x256xbf16>) -> tensor<?x256xbf16>
+  return %y : tensor<?x256xbf16>
 }

@@ -1,0 +1,156 @@
+//===- LowerAMX.cpp - bf16 register blocks on AMX tiles --------------------===//
+//
+// tfm-cpu-lower-amx: the 32 x 32 blocks tfm-cpu-tile-projections marks
+// kAMXTilesAttr become AMX tile code, guarded by the CPU runtime's
+// tfm_cpu_amx_ready(), with the generic itself as the fallback.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ProjectionBlocks.h"
+
+#include "tfm/Codegen/Passes.h"
+
+#include "mlir/Dialect/AMX/AMXDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::tfm {
+#define GEN_PASS_DEF_TFMCPULOWERAMXPASS
+#include "tfm/Codegen/Passes.h.inc"
+} // namespace mlir::tfm
+
+using namespace mlir;
+using namespace mlir::tfm;
+using namespace mlir::tfm::projection;
+
+namespace {
+
+/// The CPU runtime's `bool tfm_cpu_amx_ready(void)`.
+constexpr llvm::StringLiteral kReadyFunction = "tfm_cpu_amx_ready";
+/// Rows and columns of one tile: 16 rows of 64 bytes.
+constexpr int64_t kTileRows = 16;
+constexpr int64_t kTilePairs = 16; // pairs of bf16 in a row of 64 bytes
+
+/// The rank-2 memref a marked block's [rows, pairs, 2] operand views (the
+/// source of its expand_shape), if it has unit-stride rows of `shape`.
+Value pairedSource(Value view, ArrayRef<int64_t> shape) {
+  auto expand = view.getDefiningOp<memref::ExpandShapeOp>();
+  if (!expand)
+    return nullptr;
+  Value source = expand.getSrc();
+  auto type = cast<MemRefType>(source.getType());
+  if (type.getShape() != shape || !type.getElementType().isBF16() ||
+      !type.isLastDimUnitStride())
+    return nullptr;
+  return source;
+}
+
+/// The tile code of `block` (marked kAMXTilesAttr, on buffers), or failure
+/// when its operands are not the views amxRowBlocks forms.
+LogicalResult lowerBlock(OpBuilder &b, linalg::GenericOp block,
+                         function_ref<func::FuncOp()> ready) {
+  auto rowsType = dyn_cast<MemRefType>(block.getDpsInputs()[0].getType());
+  auto sumsType = dyn_cast<MemRefType>(block.getDpsInits()[0].getType());
+  if (!rowsType || !sumsType || rowsType.getRank() != 3 ||
+      !rowsType.hasStaticShape())
+    return failure();
+  int64_t pairSteps = rowsType.getDimSize(1);
+  Value rows = pairedSource(block.getDpsInputs()[0],
+                            {kAMXBlockRows, 2 * pairSteps});
+  Value pairs = pairedSource(block.getDpsInputs()[1],
+                             {pairSteps, 2 * kAMXBlockColumns});
+  Value sums = block.getDpsInits()[0];
+  if (!rows || !pairs || pairSteps % kTilePairs != 0 ||
+      sumsType.getShape() != ArrayRef<int64_t>{kAMXBlockRows,
+                                               kAMXBlockColumns} ||
+      !sumsType.getElementType().isF32() || !sumsType.isLastDimUnitStride())
+    return failure();
+
+  Location loc = block.getLoc();
+  b.setInsertionPoint(block);
+  Value granted =
+      func::CallOp::create(b, loc, ready(), ValueRange{}).getResult(0);
+  auto branch = scf::IfOp::create(b, loc, granted, /*withElseRegion=*/true);
+  // Not granted: the generic, scalar but the same sums.
+  b.setInsertionPointToStart(branch.elseBlock());
+  Operation *fallback = b.clone(*block);
+  fallback->removeAttr(kAMXTilesAttr);
+
+  b.setInsertionPointToStart(branch.thenBlock());
+  llvm::SmallDenseMap<int64_t, Value> constants;
+  auto index = [&](int64_t value) -> Value {
+    Value &constant = constants[value];
+    if (!constant) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(branch.thenBlock());
+      constant = arith::ConstantIndexOp::create(b, loc, value);
+    }
+    return constant;
+  };
+  auto sumTile = amx::TileType::get({kTileRows, kTileRows}, b.getF32Type());
+  auto pairTile =
+      amx::TileType::get({kTileRows, 2 * kTilePairs}, b.getBF16Type());
+  Value acc[2][2];
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j)
+      acc[i][j] = amx::TileLoadOp::create(
+          b, loc, sumTile, sums,
+          ValueRange{index(i * kTileRows), index(j * kTileRows)});
+  // Unrolled: a tile never crosses a block boundary, which the LLVM
+  // conversion of control flow could not type.
+  for (int64_t kp = 0; kp < pairSteps; kp += kTilePairs) {
+    Value rowTiles[2], pairTiles[2];
+    for (int i = 0; i < 2; ++i)
+      rowTiles[i] = amx::TileLoadOp::create(
+          b, loc, pairTile, rows, ValueRange{index(i * kTileRows), index(2 * kp)});
+    for (int j = 0; j < 2; ++j)
+      pairTiles[j] = amx::TileLoadOp::create(
+          b, loc, pairTile, pairs,
+          ValueRange{index(kp), index(j * 2 * kTileRows)});
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 2; ++j)
+        acc[i][j] = amx::TileMulFOp::create(b, loc, sumTile, rowTiles[i],
+                                            pairTiles[j], acc[i][j]);
+  }
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j)
+      amx::TileStoreOp::create(
+          b, loc, sums, ValueRange{index(i * kTileRows), index(j * kTileRows)},
+          acc[i][j]);
+  block.erase();
+  return success();
+}
+
+struct TfmCPULowerAMXPass
+    : tfm::impl::TfmCPULowerAMXPassBase<TfmCPULowerAMXPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<linalg::GenericOp> blocks;
+    module.walk([&](linalg::GenericOp op) {
+      if (op->hasAttr(kAMXTilesAttr) && op.hasPureBufferSemantics())
+        blocks.push_back(op);
+    });
+    OpBuilder b(module.getContext());
+    // Declared with the first block that runs on tiles.
+    auto ready = [&]() {
+      auto function = module.lookupSymbol<func::FuncOp>(kReadyFunction);
+      if (function)
+        return function;
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(module.getBody());
+      function = func::FuncOp::create(b, module.getLoc(), kReadyFunction,
+                                      b.getFunctionType({}, {b.getI1Type()}));
+      function.setPrivate();
+      return function;
+    };
+    for (linalg::GenericOp block : blocks)
+      if (failed(lowerBlock(b, block, ready)))
+        block->removeAttr(kAMXTilesAttr); // stays the generic
+  }
+};
+
+} // namespace
