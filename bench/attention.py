@@ -252,6 +252,33 @@ class Runner:
         assert triad, why
         return triad
 
+    def rates(self, weights_per):
+        """Measures and prints the machine's sgemm rate, FMA peak and
+        triad (wGB/s: weight bytes read per `weights_per` / time); returns
+        the three."""
+        sgemm = self.sgemm()
+        sgemm_rate = float(sgemm["gflops"])
+        print(f"sgemm: {sgemm_rate:.1f} GFLOP/s (n={sgemm['n']}, OpenBLAS "
+              f"{sgemm['core']} kernels, {sgemm['threads']} threads, median of "
+              f"{sgemm['reps']})")
+        peak = float(self.fma()["gflops"])
+        print(f"FMA peak: {peak:.1f} GFLOP/s (f32 multiply-add chains on every thread)")
+        triad = float(self.triad()["gbps"])
+        print(f"STREAM triad: {triad:.1f} GB/s (wGB/s: weight bytes read per "
+              f"{weights_per} / time)\n")
+        return sgemm_rate, peak, triad
+
+    def closing(self, sgemm_rate, tool, built):
+        """The sgemm rate again, with warnings where the machine or the
+        tool changed during the run."""
+        again = float(self.sgemm()["gflops"])
+        print(f"\nsgemm again: {again:.1f} GFLOP/s, load average "
+              f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        if abs(again - sgemm_rate) > 0.1 * sgemm_rate:
+            print("WARNING: the sgemm rate changed by over 10% during the run")
+        if modified(tool) != built:
+            print("WARNING: tfm-compile was rebuilt during the run")
+
     def case(self, case, impls):
         """{impl: result fields or the reason there are none} for one case."""
         directory = BENCH / ".build" / "data" / case.name

@@ -254,14 +254,7 @@ def main():
               f"{sum(a.size for a in weights.values()) / 1e6:.0f}M weights ({args.dtype}), "
               f"{weight_bytes / 1e9:.2f} GB read per forward, compiled in "
               f"{compile_seconds:.1f} s")
-    sgemm = runner.sgemm()
-    sgemm_rate = float(sgemm["gflops"])
-    print(f"sgemm: {sgemm_rate:.1f} GFLOP/s (n={sgemm['n']}, OpenBLAS {sgemm['core']} "
-          f"kernels, {sgemm['threads']} threads, median of {sgemm['reps']})")
-    peak = float(runner.fma()["gflops"])
-    print(f"FMA peak: {peak:.1f} GFLOP/s (f32 multiply-add chains on every thread)")
-    triad = float(runner.triad()["gbps"])
-    print(f"STREAM triad: {triad:.1f} GB/s (wGB/s: weight bytes read per forward / time)\n")
+    sgemm_rate, peak, triad = runner.rates("forward")
 
     print(f"{'model':<8} {'S':>4} {'logits':<6} {'impl':<6} {'ms':>9} {'tokens/s':>9} "
           f"{'GFLOP/s':>8} {'%sgemm':>7} {'%peak':>6} {'wGB/s':>6} {'%triad':>6} "
@@ -298,13 +291,7 @@ def main():
                           f"{error:>9} {int(result['rss_extra_kib']) / 1024:>8.1f} "
                           f"{bound:>6.0f}  {result['kernels']}")
                     sys.stdout.flush()
-    again = float(runner.sgemm()["gflops"])
-    print(f"\nsgemm again: {again:.1f} GFLOP/s, load average "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    if abs(again - sgemm_rate) > 0.1 * sgemm_rate:
-        print("WARNING: the sgemm rate changed by over 10% during the run")
-    if modified(tool) != built:
-        print("WARNING: tfm-compile was rebuilt during the run")
+    runner.closing(sgemm_rate, tool, built)
 
 
 if __name__ == "__main__":

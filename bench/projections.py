@@ -140,14 +140,7 @@ def main():
                               directory / f"projections-before-{args.dtype}.so")
         del os.environ["TFM_COMPILE"]
         impls.insert(1, "before")
-    sgemm = runner.sgemm()
-    sgemm_rate = float(sgemm["gflops"])
-    print(f"sgemm: {sgemm_rate:.1f} GFLOP/s (n={sgemm['n']}, OpenBLAS {sgemm['core']} "
-          f"kernels, {sgemm['threads']} threads, median of {sgemm['reps']})")
-    peak = float(runner.fma()["gflops"])
-    print(f"FMA peak: {peak:.1f} GFLOP/s (f32 multiply-add chains on every thread)")
-    triad = float(runner.triad()["gbps"])
-    print(f"STREAM triad: {triad:.1f} GB/s (wGB/s: weight bytes read per call / time)\n")
+    sgemm_rate, peak, triad = runner.rates("call")
 
     results = {}
     for impl in impls:
@@ -197,13 +190,7 @@ def main():
                       f"{100 * rate / sgemm_rate:>6.1f}% {100 * rate / peak:>5.1f}% "
                       f"{wrate:>6.1f} {100 * wrate / triad:>5.1f}% {ratio:>8.3f} "
                       f"{error:>9}  {fields['kernels']}")
-    again = float(runner.sgemm()["gflops"])
-    print(f"\nsgemm again: {again:.1f} GFLOP/s, load average "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    if abs(again - sgemm_rate) > 0.1 * sgemm_rate:
-        print("WARNING: the sgemm rate changed by over 10% during the run")
-    if modified(tool) != built:
-        print("WARNING: tfm-compile was rebuilt during the run")
+    runner.closing(sgemm_rate, tool, built)
 
 
 if __name__ == "__main__":
