@@ -156,8 +156,7 @@ TFM_C_API tfm_status tfmCallInvoke(TfmCall *call, int32_t *checkIndex);
    the last one's end, summed. The copies of host arrays to and from the
    device and the host's own time are not in it. TFM_ERROR_DEVICE for a cpu
    library, TFM_ERROR before a call has completed. */
-TFM_C_API tfm_status tfmCallKernelSeconds(const TfmCall *call,
-                                          double *seconds);
+TFM_C_API tfm_status tfmCallKernelSeconds(const TfmCall *call, double *seconds);
 
 #ifdef __cplusplus
 }

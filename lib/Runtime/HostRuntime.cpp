@@ -235,11 +235,11 @@ tfm_status tfmLibraryOpen(const char *path, TfmLibrary **library) {
                     "cuda libraries)");
   }
   auto *deviceSeconds =
-      deviceError ? reinterpret_cast<double (*)()>(
-                        dlsym(handle, "tfm_device_seconds"))
-                  : nullptr;
-  *library = new TfmLibrary{handle, path, text, std::move(*manifest),
-                            deviceError, deviceSeconds};
+      deviceError
+          ? reinterpret_cast<double (*)()>(dlsym(handle, "tfm_device_seconds"))
+          : nullptr;
+  *library = new TfmLibrary{
+      handle, path, text, std::move(*manifest), deviceError, deviceSeconds};
   return TFM_OK;
 }
 
@@ -598,8 +598,8 @@ tfm_status tfmCallKernelSeconds(const TfmCall *call, double *seconds) {
                                "' does not time its kernels: compile it "
                                "again with this version of tfm-compile");
   if (call->kernelSeconds < 0)
-    return fail(TFM_ERROR, "'" + call->entry->name +
-                               "' has not completed a call yet");
+    return fail(TFM_ERROR,
+                "'" + call->entry->name + "' has not completed a call yet");
   *seconds = call->kernelSeconds;
   return TFM_OK;
 }

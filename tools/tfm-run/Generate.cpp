@@ -243,8 +243,8 @@ llvm::Error mlir::tfm::generate(TfmLibrary *library,
       llvm::Expected<DeviceArray> array =
           DeviceArray::mirror(host, /*copy=*/true);
       if (!array)
-        return llvm::createStringError("'" + name + "': " +
-                                       llvm::toString(array.takeError()));
+        return llvm::createStringError(
+            "'" + name + "': " + llvm::toString(array.takeError()));
       onDevice.emplace(name, std::move(*array));
       return llvm::Error::success();
     };

@@ -1,4 +1,5 @@
-//===- tfm-run.cpp - run a compiled tfm library on .npy inputs -------------===//
+//===- tfm-run.cpp - run a compiled tfm library on .npy inputs
+//-------------===//
 //
 // tfm-run LIB.so [--entry=NAME] [--input NAME=FILE.npy]... [--params FILE]
 //        [--random-params=SEED] [--output NAME=FILE.npy]... [--output-dir DIR]
@@ -385,13 +386,13 @@ llvm::Error selectDevice(llvm::StringRef library, llvm::StringRef device) {
       (deviceFlag.find(':') != std::string::npos &&
        (ordinal.empty() || ordinal.getAsInteger(10, index))))
     return llvm::createStringError("--device must be cpu, cuda or cuda:N, "
-                                   "got '" + deviceFlag + "'");
+                                   "got '" +
+                                   deviceFlag + "'");
   if (kind != device)
     return llvm::createStringError(
         "--device=" + deviceFlag + ": '" + library + "' runs on " +
         (device == "cpu" ? "the CPU" : device) +
-        "; compile it with tfm-compile --target=" + kind +
-        " to run it there");
+        "; compile it with tfm-compile --target=" + kind + " to run it there");
   // Read by the runtime when it first talks to the driver (later).
   if (!ordinal.empty())
     setenv("TFM_CUDA_DEVICE", ordinal.str().c_str(), /*overwrite=*/1);
@@ -430,8 +431,7 @@ int main(int argc, char **argv) {
   if (tfmLibraryOpen(libraryPath.c_str(), &opened) != TFM_OK)
     return fail(tfmLastError());
   std::unique_ptr<TfmLibrary, LibraryCloser> library(opened);
-  const bool onGPU =
-      llvm::StringRef(tfmLibraryDevice(library.get())) == "cuda";
+  const bool onGPU = llvm::StringRef(tfmLibraryDevice(library.get())) == "cuda";
   if (llvm::Error error =
           selectDevice(libraryPath, tfmLibraryDevice(library.get())))
     return fail(llvm::toString(std::move(error)));
@@ -517,10 +517,9 @@ int main(int argc, char **argv) {
       onDevice.push_back(std::move(*array));
       status = onDevice.back().bind(call.get(), 0, i);
     } else {
-      status = tfmCallSetInput(call.get(), i, input.array.dtype.c_str(),
-                               input.array.shape.size(),
-                               input.array.shape.data(),
-                               input.array.bytes.data());
+      status = tfmCallSetInput(
+          call.get(), i, input.array.dtype.c_str(), input.array.shape.size(),
+          input.array.shape.data(), input.array.bytes.data());
     }
     if (status != TFM_OK)
       return fail(llvm::Twine(tfmLastError()) + " (from '" + input.origin +
@@ -545,8 +544,8 @@ int main(int argc, char **argv) {
       llvm::Expected<DeviceArray> device =
           DeviceArray::mirror(result, /*copy=*/false);
       if (!device)
-        return fail("output '" + spec.name + "': " +
-                    llvm::toString(device.takeError()));
+        return fail("output '" + spec.name +
+                    "': " + llvm::toString(device.takeError()));
       deviceResults.push_back(onDevice.size());
       onDevice.push_back(std::move(*device));
       status = onDevice.back().bind(call.get(), 1, i);

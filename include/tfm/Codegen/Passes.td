@@ -168,8 +168,9 @@ def TfmCPUTileProjectionsPass
     from 32 rows on, and where `NR` is 32 the chunks take blocks of 32 rows
     instead: each a `linalg.generic` y[m, n] += Σ a[m, kp, t] · wt[kp, n, t]
     over `[32, KC/2, 2]` and `[KC/2, 32, 2]` views, marked `tfm.amx_tiles`
-    for `tfm-cpu-lower-amx`; the rows whole 32-row blocks leave take the
-    `MR`-row dot blocks, then single rows.
+    for `tfm-cpu-lower-amx`; of the rows whole 32-row blocks leave, 16
+    take one such block of 16 rows, the rest the `MR`-row dot blocks, then
+    single rows.
 
     Fewer rows than `MR` (a decode step, known only at run time: an
     `scf.if` picks the form) stream the weights instead, in place, each
@@ -563,7 +564,8 @@ def TfmCPULowerAMXPass : Pass<"tfm-cpu-lower-amx", "::mlir::ModuleOp"> {
     tile of pairs). Each becomes 2 x 2 accumulator tiles of 16 x 16 f32
     (`amx.tile_load` of the output block), then per 32 steps of k two
     16-row tiles of the rows, two 16-column tiles of pairs and four
-    `amx.tile_mulf` (`tdpbf16ps`), fully unrolled, then the four stores.
+    `amx.tile_mulf` (`tdpbf16ps`), fully unrolled, then the four stores (a
+    16-row block: one row of tiles).
 
     Linux hands out AMX state only to a process that asked for it
     (`arch_prctl(ARCH_REQ_XCOMP_PERM)`): each block runs on tiles where

@@ -43,9 +43,8 @@ bool canPackBF16Dot(Value w, const Blocking &blocking) {
 
 /// w[row : +rows, k0 : +depth] as the [depth / 2, rows] i32 pairs above:
 /// 16 x 32 bf16 reads, bitcast to 16 x 16 pairs and transposed.
-Value packBF16Pairs(OpBuilder &builder, Location loc, Value w,
-                    Value row, Value k0, int64_t rows, int64_t depth,
-                    bool asBF16) {
+Value packBF16Pairs(OpBuilder &builder, Location loc, Value w, Value row,
+                    Value k0, int64_t rows, int64_t depth, bool asBF16) {
   Type bf16 = builder.getBF16Type(), i32 = builder.getI32Type();
   auto index = [](OpBuilder &b, Location l, int64_t value) -> Value {
     return arith::ConstantIndexOp::create(b, l, value);
@@ -55,8 +54,8 @@ Value packBF16Pairs(OpBuilder &builder, Location loc, Value w,
   Value packed =
       asBF16 ? tensor::EmptyOp::create(
                    builder, loc, ArrayRef<int64_t>{depth / 2, 2 * rows}, bf16)
-             : tensor::EmptyOp::create(
-                   builder, loc, ArrayRef<int64_t>{depth / 2, rows}, i32);
+             : tensor::EmptyOp::create(builder, loc,
+                                       ArrayRef<int64_t>{depth / 2, rows}, i32);
   Value padding = arith::ConstantOp::create(builder, loc,
                                             builder.getZeroAttr(bf16));
   auto columnLoop = scf::ForOp::create(
@@ -79,15 +78,15 @@ Value packBF16Pairs(OpBuilder &builder, Location loc, Value w,
                   b, l, pairs, ArrayRef<int64_t>{1, 0});
               Value column = n0;
               if (asBF16) {
-                transposed = vector::BitCastOp::create(b, l, readType,
-                                                       transposed);
+                transposed =
+                    vector::BitCastOp::create(b, l, readType, transposed);
                 column = arith::MulIOp::create(b, l, n0, index(b, l, 2));
               }
-              Value written = vector::TransferWriteOp::create(
-                                  b, l, transposed, carried[0],
-                                  ValueRange{kp0, column},
-                                  ArrayRef<bool>{true, true})
-                                  .getResult();
+              Value written =
+                  vector::TransferWriteOp::create(b, l, transposed, carried[0],
+                                                  ValueRange{kp0, column},
+                                                  ArrayRef<bool>{true, true})
+                      .getResult();
               scf::YieldOp::create(b, l, written);
             });
         scf::YieldOp::create(cb, cl, pairLoop.getResults());
@@ -149,9 +148,9 @@ Value dotRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
                        if (packedAsBF16) { // (packBF16Pairs' asBF16)
                          weights.push_back(vector::TransferReadOp::create(
                              sb, sl, bf16Vector, packed,
-                             ValueRange{kp, arith::MulIOp::create(
-                                                sb, sl, column,
-                                                index(sb, sl, 2))},
+                             ValueRange{
+                                 kp, arith::MulIOp::create(sb, sl, column,
+                                                           index(sb, sl, 2))},
                              zeroBF16, ArrayRef<bool>{true}));
                          continue;
                        }
@@ -205,7 +204,8 @@ bool canUseAMXTiles(const Blocking &blocking, int64_t panelDepth) {
 
 Value amxRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
                    Value n1, Value y, Value k0, Value begin, Value end,
-                   RowBlockHook eachBlock, int64_t hookRows) {
+                   int64_t blockRows, RowBlockHook eachBlock,
+                   int64_t hookRows) {
   auto packedType = cast<RankedTensorType>(packed.getType());
   int64_t pairSteps = packedType.getDimSize(0);
   Type bf16 = builder.getBF16Type(), f32 = builder.getF32Type();
@@ -213,21 +213,19 @@ Value amxRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
     return arith::ConstantIndexOp::create(b, l, value);
   };
   return scf::ForOp::create(
-             builder, loc, begin, end, index(builder, loc, kAMXBlockRows),
+             builder, loc, begin, end, index(builder, loc, blockRows),
              ValueRange{y},
              [&](OpBuilder &b, Location l, Value m0, ValueRange carried) {
                if (eachBlock)
-                 for (int64_t r = 0; r < kAMXBlockRows; r += hookRows)
+                 for (int64_t r = 0; r < blockRows; r += hookRows)
                    eachBlock(b, l,
                              arith::AddIOp::create(b, l, m0, index(b, l, r)));
                // [32, KC] rows as [32, KC/2, 2] pairs; [KC/2, 2 x 32] pairs
                // of the panel's columns as [KC/2, 32, 2].
-               Value rows = slice2D(b, l, a, m0, k0,
-                                    b.getIndexAttr(kAMXBlockRows),
+               Value rows = slice2D(b, l, a, m0, k0, b.getIndexAttr(blockRows),
                                     b.getIndexAttr(2 * pairSteps));
                Value rowPairs = tensor::ExpandShapeOp::create(
-                   b, l,
-                   RankedTensorType::get({kAMXBlockRows, pairSteps, 2}, bf16),
+                   b, l, RankedTensorType::get({blockRows, pairSteps, 2}, bf16),
                    rows, SmallVector<ReassociationIndices>{{0}, {1, 2}});
                Value columns = slice2D(
                    b, l, packed, b.getIndexAttr(0),
@@ -240,7 +238,7 @@ Value amxRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
                                          bf16),
                    columns, SmallVector<ReassociationIndices>{{0}, {1, 2}});
                Value block = slice2D(b, l, carried[0], m0, b.getIndexAttr(0),
-                                     b.getIndexAttr(kAMXBlockRows),
+                                     b.getIndexAttr(blockRows),
                                      b.getIndexAttr(kAMXBlockColumns));
                LinalgBuilder lb(b, l);
                auto sums = lb.generic(
@@ -258,11 +256,11 @@ Value amxRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
                      return arith::AddFOp::create(nb, nl, args[2], product);
                    });
                sums.getDefiningOp()->setAttr(kAMXTilesAttr, b.getUnitAttr());
-               scf::YieldOp::create(
-                   b, l,
-                   insert2D(b, l, sums, carried[0], m0, b.getIndexAttr(0),
-                            b.getIndexAttr(kAMXBlockRows),
-                            b.getIndexAttr(kAMXBlockColumns)));
+               scf::YieldOp::create(b, l,
+                                    insert2D(b, l, sums, carried[0], m0,
+                                             b.getIndexAttr(0),
+                                             b.getIndexAttr(blockRows),
+                                             b.getIndexAttr(kAMXBlockColumns)));
              })
       .getResult(0);
 }

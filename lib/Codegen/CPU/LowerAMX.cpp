@@ -1,8 +1,10 @@
-//===- LowerAMX.cpp - bf16 register blocks on AMX tiles --------------------===//
+//===- LowerAMX.cpp - bf16 register blocks on AMX tiles
+//--------------------===//
 //
-// tfm-cpu-lower-amx: the 32 x 32 blocks tfm-cpu-tile-projections marks
-// kAMXTilesAttr become AMX tile code, guarded by the CPU runtime's
-// tfm_cpu_amx_ready(), with the generic itself as the fallback.
+// tfm-cpu-lower-amx: the 32 (or 16) x 32 blocks that
+// tfm-cpu-tile-projections marks kAMXTilesAttr become AMX tile code,
+// guarded by the CPU runtime's tfm_cpu_amx_ready(), with the generic itself
+// as the fallback.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,9 +33,8 @@ namespace {
 
 /// The CPU runtime's `bool tfm_cpu_amx_ready(void)`.
 constexpr llvm::StringLiteral kReadyFunction = "tfm_cpu_amx_ready";
-/// Rows and columns of one tile: 16 rows of 64 bytes.
-constexpr int64_t kTileRows = 16;
-constexpr int64_t kTilePairs = 16; // pairs of bf16 in a row of 64 bytes
+/// Pairs of bf16 in a tile row of 64 bytes.
+constexpr int64_t kTilePairs = 16;
 
 /// The rank-2 memref a marked block's [rows, pairs, 2] operand views (the
 /// source of its expand_shape), if it has unit-stride rows of `shape`.
@@ -58,17 +59,19 @@ LogicalResult lowerBlock(OpBuilder &b, linalg::GenericOp block,
   if (!rowsType || !sumsType || rowsType.getRank() != 3 ||
       !rowsType.hasStaticShape())
     return failure();
+  int64_t blockRows = rowsType.getDimSize(0);
   int64_t pairSteps = rowsType.getDimSize(1);
-  Value rows = pairedSource(block.getDpsInputs()[0],
-                            {kAMXBlockRows, 2 * pairSteps});
-  Value pairs = pairedSource(block.getDpsInputs()[1],
-                             {pairSteps, 2 * kAMXBlockColumns});
+  Value rows =
+      pairedSource(block.getDpsInputs()[0], {blockRows, 2 * pairSteps});
+  Value pairs =
+      pairedSource(block.getDpsInputs()[1], {pairSteps, 2 * kAMXBlockColumns});
   Value sums = block.getDpsInits()[0];
   if (!rows || !pairs || pairSteps % kTilePairs != 0 ||
-      sumsType.getShape() != ArrayRef<int64_t>{kAMXBlockRows,
-                                               kAMXBlockColumns} ||
+      (blockRows != kAMXBlockRows && blockRows != kAMXTileRows) ||
+      sumsType.getShape() != ArrayRef<int64_t>{blockRows, kAMXBlockColumns} ||
       !sumsType.getElementType().isF32() || !sumsType.isLastDimUnitStride())
     return failure();
+  int64_t tileRowCount = blockRows / kAMXTileRows;
 
   Location loc = block.getLoc();
   b.setInsertionPoint(block);
@@ -91,35 +94,38 @@ LogicalResult lowerBlock(OpBuilder &b, linalg::GenericOp block,
     }
     return constant;
   };
-  auto sumTile = amx::TileType::get({kTileRows, kTileRows}, b.getF32Type());
+  auto sumTile =
+      amx::TileType::get({kAMXTileRows, kAMXTileRows}, b.getF32Type());
   auto pairTile =
-      amx::TileType::get({kTileRows, 2 * kTilePairs}, b.getBF16Type());
+      amx::TileType::get({kAMXTileRows, 2 * kTilePairs}, b.getBF16Type());
   Value acc[2][2];
-  for (int i = 0; i < 2; ++i)
+  for (int i = 0; i < tileRowCount; ++i)
     for (int j = 0; j < 2; ++j)
       acc[i][j] = amx::TileLoadOp::create(
           b, loc, sumTile, sums,
-          ValueRange{index(i * kTileRows), index(j * kTileRows)});
+          ValueRange{index(i * kAMXTileRows), index(j * kAMXTileRows)});
   // Unrolled: a tile never crosses a block boundary, which the LLVM
   // conversion of control flow could not type.
   for (int64_t kp = 0; kp < pairSteps; kp += kTilePairs) {
     Value rowTiles[2], pairTiles[2];
-    for (int i = 0; i < 2; ++i)
+    for (int i = 0; i < tileRowCount; ++i)
       rowTiles[i] = amx::TileLoadOp::create(
-          b, loc, pairTile, rows, ValueRange{index(i * kTileRows), index(2 * kp)});
+          b, loc, pairTile, rows,
+          ValueRange{index(i * kAMXTileRows), index(2 * kp)});
     for (int j = 0; j < 2; ++j)
       pairTiles[j] = amx::TileLoadOp::create(
           b, loc, pairTile, pairs,
-          ValueRange{index(kp), index(j * 2 * kTileRows)});
-    for (int i = 0; i < 2; ++i)
+          ValueRange{index(kp), index(j * 2 * kAMXTileRows)});
+    for (int i = 0; i < tileRowCount; ++i)
       for (int j = 0; j < 2; ++j)
         acc[i][j] = amx::TileMulFOp::create(b, loc, sumTile, rowTiles[i],
                                             pairTiles[j], acc[i][j]);
   }
-  for (int i = 0; i < 2; ++i)
+  for (int i = 0; i < tileRowCount; ++i)
     for (int j = 0; j < 2; ++j)
       amx::TileStoreOp::create(
-          b, loc, sums, ValueRange{index(i * kTileRows), index(j * kTileRows)},
+          b, loc, sums,
+          ValueRange{index(i * kAMXTileRows), index(j * kAMXTileRows)},
           acc[i][j]);
   block.erase();
   return success();

@@ -82,8 +82,7 @@ bool canPackBF16Dot(Value w, const Blocking &blocking);
 /// roundedRows). With `asBF16`, the same bytes as a [depth / 2, 2 x rows]
 /// bf16 tensor (the layout of an AMX tile of pairs).
 Value packBF16Pairs(OpBuilder &builder, Location loc, Value w, Value row,
-                    Value k0, int64_t rows, int64_t depth,
-                    bool asBF16 = false);
+                    Value k0, int64_t rows, int64_t depth, bool asBF16 = false);
 
 /// `y` [M, NR] += a[m0 : M, k0 : +KC] · the pairs `packed`[:, n1 : +NR]
 /// over rows [begin, end) in steps of `rows`, calling `eachBlock` (if
@@ -101,8 +100,10 @@ Value roundedRows(OpBuilder &b, Location l, Value a, Value scale,
 
 /// Rows and columns of an AMX register block: 2 x 2 tiles of 16 x 16 f32
 /// sums (tmm0-3), with two 16-row tiles of `a` and two 16-column tiles of
-/// pairs (tmm4-7) per 32 steps of k.
+/// pairs (tmm4-7) per 32 steps of k; a block of the rows left has one row
+/// of tiles.
 constexpr int64_t kAMXBlockRows = 32;
+constexpr int64_t kAMXTileRows = 16;
 constexpr int64_t kAMXBlockColumns = 32;
 
 /// Steps of k per panel on AMX tiles: a block's accumulator tiles are
@@ -119,14 +120,15 @@ constexpr llvm::StringLiteral kAMXTilesAttr = "tfm.amx_tiles";
 bool canUseAMXTiles(const Blocking &blocking, int64_t panelDepth);
 
 /// `y` [M, 32] += a[m0 : M, k0 : +KC] · the bf16 pairs `packed`[:, 2 n1 :
-/// +64] over rows [begin, end) in blocks of 32: each block one generic
-/// marked kAMXTilesAttr, y[m, n] += Σ_kp,t a[m, kp, t] · p[kp, n, t] on
-/// [32, KC/2, 2] and [KC/2, 32, 2] views (correct as it is; AMX tiles once
-/// tfm-cpu-lower-amx rewrites it). `eachBlock` is called for every
-/// `hookRows` rows of a block.
+/// +64] over rows [begin, end) in blocks of `blockRows` (32, or 16 for the
+/// rows 32-row blocks leave): each block one generic marked
+/// kAMXTilesAttr, y[m, n] += Σ_kp,t a[m, kp, t] · p[kp, n, t] on
+/// [blockRows, KC/2, 2] and [KC/2, 32, 2] views (correct as it is; AMX
+/// tiles once tfm-cpu-lower-amx rewrites it). `eachBlock` is called for
+/// every `hookRows` rows of a block.
 Value amxRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
                    Value n1, Value y, Value k0, Value begin, Value end,
-                   RowBlockHook eachBlock, int64_t hookRows);
+                   int64_t blockRows, RowBlockHook eachBlock, int64_t hookRows);
 
 /// Whether the streamed form can use dot products for a block of `block`
 /// rows of `w` (streamedDotColumnBlock).

@@ -1,4 +1,5 @@
-//===- TileProjections.cpp - projections as cache-blocked matmuls ----------===//
+//===- TileProjections.cpp - projections as cache-blocked matmuls
+//----------===//
 //
 // A projection y[m, n] += a[m, k] * w[n, k] (nn.Linear weights, any number
 // of rows m, usually only known at run time) becomes loops whose innermost
@@ -235,12 +236,19 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
       builder, loc, rowsValue,
       arith::RemUIOp::create(builder, loc, rowsValue,
                              index(builder, loc, blocking.rows)));
-  Value amxRows;
-  if (amxTiles)
-    amxRows = arith::SubIOp::create(
+  // Rows below amxRows come in 32-row blocks, then below tileRows (at most
+  // one block) in 16.
+  Value amxRows, tileRows;
+  auto wholeBlocks = [&](int64_t rows) -> Value {
+    return arith::SubIOp::create(
         builder, loc, rowsValue,
         arith::RemUIOp::create(builder, loc, rowsValue,
-                               index(builder, loc, kAMXBlockRows)));
+                               index(builder, loc, rows)));
+  };
+  if (amxTiles) {
+    amxRows = wholeBlocks(kAMXBlockRows);
+    tileRows = wholeBlocks(kAMXTileRows);
+  }
   NextPanelPrefetch prefetch(builder, loc, w, fullRows, blocking, panelDepth);
   auto kLoop = scf::ForOp::create(
       builder, loc, index(builder, loc, 0), index(builder, loc, depth),
@@ -250,11 +258,11 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
         // Dot products take the column scale on the rows' panel, rounded
         // to bf16 with them once per block (as do transformed or f32
         // rows), rather than on every weight as it is packed.
-        Value packed =
-            pairs ? packBF16Pairs(b, l, w, nBlock, k0, blocking.block,
-                                  panelDepth, /*asBF16=*/amxTiles)
-                  : packScaled(b, l, w, scale, nBlock, k0, blocking.block,
-                               panelDepth);
+        Value packed = pairs
+                           ? packBF16Pairs(b, l, w, nBlock, k0, blocking.block,
+                                           panelDepth, /*asBF16=*/amxTiles)
+                           : packScaled(b, l, w, scale, nBlock, k0,
+                                        blocking.block, panelDepth);
         // The rows the blocks read, and their first step.
         Value rows = a, rowStep = k0;
         if (pairs && (scale || transform ||
@@ -276,9 +284,9 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
                      index(cb, cl, blocking.columns), ValueRange{y},
                      [&](OpBuilder &nb, Location nl, Value n1,
                          ValueRange inner) {
-                       Value strip = slice2D(
-                           nb, nl, inner[0], nb.getIndexAttr(0), n1, rowCount,
-                           nb.getIndexAttr(blocking.columns));
+                       Value strip =
+                           slice2D(nb, nl, inner[0], nb.getIndexAttr(0), n1,
+                                   rowCount, nb.getIndexAttr(blocking.columns));
                        auto prefetchShare = [&](OpBuilder &pb, Location pl,
                                                 Value m0) {
                          prefetch.share(pb, pl, n1, m0);
@@ -288,24 +296,24 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
                          hook = prefetchShare;
                        if (tiles) {
                          strip = amxRowBlocks(nb, nl, rows, packed, n1, strip,
-                                              rowStep, begin, end, hook,
-                                              blocking.rows);
+                                              rowStep, begin, end, blockRows,
+                                              hook, blocking.rows);
                        } else if (pairs) {
                          strip = dotRowBlocks(nb, nl, rows, packed, n1,
                                               blocking.columns, strip, rowStep,
                                               begin, end, blockRows, hook);
                        } else {
-                         Value panel = slice2D(
-                             nb, nl, packed, nb.getIndexAttr(0), n1,
-                             nb.getIndexAttr(panelDepth),
-                             nb.getIndexAttr(blocking.columns));
+                         Value panel =
+                             slice2D(nb, nl, packed, nb.getIndexAttr(0), n1,
+                                     nb.getIndexAttr(panelDepth),
+                                     nb.getIndexAttr(blocking.columns));
                          strip = rowBlocks(nb, nl, rows, panel, strip, rowStep,
                                            begin, end, blockRows, hook);
                        }
                        scf::YieldOp::create(
                            nb, nl,
-                           insert2D(nb, nl, strip, inner[0],
-                                    nb.getIndexAttr(0), n1, rowCount,
+                           insert2D(nb, nl, strip, inner[0], nb.getIndexAttr(0),
+                                    n1, rowCount,
                                     nb.getIndexAttr(blocking.columns)));
                      })
               .getResult(0);
@@ -330,9 +338,12 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
                              /*prefetches=*/true, /*tiles=*/amxTiles));
             });
         Value y = chunkLoop.getResult(0);
-        if (amxTiles) // fewer than 32 rows left: 8-row dot blocks
-          y = overPanels(b, l, y, amxRows, fullRows, blocking.rows,
+        if (amxTiles) { // fewer than 32 rows left: 16-row tiles, dot blocks
+          y = overPanels(b, l, y, amxRows, tileRows, kAMXTileRows,
+                         /*prefetches=*/true, /*tiles=*/true);
+          y = overPanels(b, l, y, tileRows, fullRows, blocking.rows,
                          /*prefetches=*/true);
+        }
         y = overPanels(b, l, y, fullRows, rowsValue, 1, /*prefetches=*/false);
         scf::YieldOp::create(b, l, y);
       });

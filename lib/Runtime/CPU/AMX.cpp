@@ -1,4 +1,5 @@
-//===- AMX.cpp - asking Linux for AMX state --------------------------------===//
+//===- AMX.cpp - asking Linux for AMX state
+//--------------------------------===//
 //
 // Linux gives a process AMX tile state only once it asked for it with
 // arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA); a tile instruction
@@ -26,8 +27,7 @@ int state = 0;
 extern "C" bool tfm_cpu_amx_ready() {
   int known = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
   if (known == 0) {
-    known = syscall(SYS_arch_prctl, kRequestPermission, kTileData) == 0 ? 1
-                                                                        : 2;
+    known = syscall(SYS_arch_prctl, kRequestPermission, kTileData) == 0 ? 1 : 2;
     __atomic_store_n(&state, known, __ATOMIC_RELEASE);
   }
   return known == 1;

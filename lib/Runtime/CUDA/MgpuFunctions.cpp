@@ -240,10 +240,9 @@ void mgpuStreamSynchronize(CUstream stream) {
   if (!cuda || !stream)
     return;
   auto timer = streamTimers.find(stream);
-  bool timed = timer != streamTimers.end() && timer->second.start &&
-               timer->second.end &&
-               call("cuEventRecord", cuda->eventRecord, timer->second.end,
-                    stream);
+  bool timed =
+      timer != streamTimers.end() && timer->second.start && timer->second.end &&
+      call("cuEventRecord", cuda->eventRecord, timer->second.end, stream);
   // Also after a failure: the work queued before it must finish before the
   // call returns. A kernel's fault surfaces here.
   if (CUresult result = cuda->streamSynchronize(stream)) {
@@ -251,8 +250,8 @@ void mgpuStreamSynchronize(CUstream stream) {
     return;
   }
   float milliseconds = 0;
-  if (timed && call("cuEventElapsedTime", cuda->eventElapsedTime,
-                    &milliseconds, timer->second.start, timer->second.end)) {
+  if (timed && call("cuEventElapsedTime", cuda->eventElapsedTime, &milliseconds,
+                    timer->second.start, timer->second.end)) {
     pendingSeconds += milliseconds * 1e-3;
     // A stream synchronized again is timed from here.
     call("cuEventRecord", cuda->eventRecord, timer->second.start, stream);

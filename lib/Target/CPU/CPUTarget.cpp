@@ -22,8 +22,7 @@ static void configureForTarget(TfmLowerToLLVMPipelineOptions &options,
     options.vectorWidth = 16;
     options.registerRows = 8;
     options.bf16Dot = info->checkFeatures("+avx512bf16");
-    options.amx =
-        options.bf16Dot && info->checkFeatures("+amx-tile,+amx-bf16");
+    options.amx = options.bf16Dot && info->checkFeatures("+amx-tile,+amx-bf16");
   } else if (info->checkFeatures("+avx")) {
     options.vectorWidth = 8;
     options.registerRows = 4;

@@ -62,6 +62,36 @@ func.func @block(%a: memref<32x64xbf16, strided<[?, 1], offset: ?>>, %p: memref<
 
 // -----
 
+// A block of 16 rows (what 32-row blocks leave): one row of tiles.
+// CHECK-LABEL: func.func @half_block
+// CHECK: scf.if
+// CHECK-COUNT-2: amx.tile_load %{{.+}} into !amx.tile<16x16xf32>
+// CHECK-COUNT-3: amx.tile_load %{{.+}} into !amx.tile<16x32xbf16>
+// CHECK-COUNT-2: amx.tile_mulf
+// CHECK-NOT: amx.tile_mulf
+// CHECK-COUNT-2: amx.tile_store
+// CHECK: } else {
+#rows = affine_map<(m, n, kp, t) -> (m, kp, t)>
+#pairs = affine_map<(m, n, kp, t) -> (kp, n, t)>
+#sums = affine_map<(m, n, kp, t) -> (m, n)>
+func.func @half_block(%a: memref<16x32xbf16, strided<[?, 1], offset: ?>>, %p: memref<16x64xbf16, strided<[?, 1], offset: ?>>, %y: memref<16x32xf32, strided<[?, 1], offset: ?>>) {
+  %ra = memref.expand_shape %a [[0], [1, 2]] output_shape [16, 16, 2] : memref<16x32xbf16, strided<[?, 1], offset: ?>> into memref<16x16x2xbf16, strided<[?, 2, 1], offset: ?>>
+  %rp = memref.expand_shape %p [[0], [1, 2]] output_shape [16, 32, 2] : memref<16x64xbf16, strided<[?, 1], offset: ?>> into memref<16x32x2xbf16, strided<[?, 2, 1], offset: ?>>
+  linalg.generic {indexing_maps = [#rows, #pairs, #sums], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%ra, %rp : memref<16x16x2xbf16, strided<[?, 2, 1], offset: ?>>, memref<16x32x2xbf16, strided<[?, 2, 1], offset: ?>>)
+      outs(%y : memref<16x32xf32, strided<[?, 1], offset: ?>>) attrs = {tfm.amx_tiles} {
+  ^bb0(%x: bf16, %w: bf16, %acc: f32):
+    %xf = arith.extf %x : bf16 to f32
+    %wf = arith.extf %w : bf16 to f32
+    %prod = arith.mulf %xf, %wf : f32
+    %sum = arith.addf %acc, %prod : f32
+    linalg.yield %sum : f32
+  }
+  return
+}
+
+// -----
+
 // Views that are not the ones amxRowBlocks forms (here the rows are not an
 // expand_shape of 32 unit-stride rows): the generic stays, unmarked, and
 // nothing is declared.

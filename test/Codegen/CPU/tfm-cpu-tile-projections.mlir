@@ -580,8 +580,8 @@ func.func @transformed_rows(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>, %mean:
 // bf16 with AMX (amx=1): 32 rows and more pack the weights, as pairs of k
 // in a bf16 [KC/2, 2 x NB] panel (an AMX tile's layout); chunks of 128 rows
 // pass each 32-column panel in blocks of 32 rows, each a generic on pairs
-// views marked for tfm-cpu-lower-amx; the rows left go through 8-row dot
-// blocks, then one by one.
+// views marked for tfm-cpu-lower-amx; of the rows left, 16 take one more
+// such block (of 16 rows), the rest 8-row dot blocks, then one by one.
 // AMX-LABEL: func.func @bf16_amx_blocks
 // AMX-SAME: (%[[X:.+]]: tensor<?x256xbf16>, %[[W:.+]]: tensor<256x256xbf16>)
 // AMX: %[[M:.+]] = tensor.dim %[[X]], %c0
@@ -591,6 +591,8 @@ func.func @transformed_rows(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>, %mean:
 // AMX:   %[[FULL8:.+]] = arith.subi %[[M]], %[[TAIL8]]
 // AMX:   %[[TAIL32:.+]] = arith.remui %[[M]], %c32
 // AMX:   %[[FULL32:.+]] = arith.subi %[[M]], %[[TAIL32]]
+// AMX:   %[[TAIL16:.+]] = arith.remui %[[M]], %c16
+// AMX:   %[[FULL16:.+]] = arith.subi %[[M]], %[[TAIL16]]
 // AMX:   %[[PAIRS:.+]] = tensor.empty() : tensor<128x256xbf16>
 // AMX:   %[[PACKED:.+]] = scf.for {{.+}} iter_args(%{{.+}} = %[[PAIRS]]) -> (tensor<128x256xbf16>)
 // AMX:   %[[CHUNKS:.+]] = scf.for %[[C0:.+]] = %c0 to %[[FULL32]] step %c128
@@ -603,8 +605,11 @@ func.func @transformed_rows(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>, %mean:
 // AMX:         %[[COLUMNS:.+]] = tensor.extract_slice %[[PACKED]][0, %[[COLUMN]]] [128, 64]
 // AMX:         %[[COLUMN_PAIRS:.+]] = tensor.expand_shape %[[COLUMNS]] {{\[}}[0], [1, 2]] output_shape [128, 32, 2]
 // AMX:         linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%[[ROW_PAIRS]], %[[COLUMN_PAIRS]] : tensor<32x128x2xbf16>, tensor<128x32x2xbf16>) outs(%{{.+}} : tensor<32x32xf32>) attrs = {tfm.amx_tiles}
-// AMX:   %[[DOTS:.+]] = scf.for %{{.+}} = %c0 to %c128 step %c32 iter_args(%{{.+}} = %[[CHUNKS]])
-// AMX:     scf.for %{{.+}} = %[[FULL32]] to %[[FULL8]] step %c8
+// AMX:   %[[HALF:.+]] = scf.for %{{.+}} = %c0 to %c128 step %c32 iter_args(%{{.+}} = %[[CHUNKS]])
+// AMX:     scf.for %{{.+}} = %[[FULL32]] to %[[FULL16]] step %c16
+// AMX:       linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<16x128x2xbf16>, tensor<128x32x2xbf16>) outs(%{{.+}} : tensor<16x32xf32>) attrs = {tfm.amx_tiles}
+// AMX:   %[[DOTS:.+]] = scf.for %{{.+}} = %c0 to %c128 step %c32 iter_args(%{{.+}} = %[[HALF]])
+// AMX:     scf.for %{{.+}} = %[[FULL16]] to %[[FULL8]] step %c8
 // AMX:       x86vector.avx512.dot
 // AMX:   scf.for %{{.+}} = %c0 to %c128 step %c32 iter_args(%{{.+}} = %[[DOTS]])
 // AMX:     scf.for %{{.+}} = %[[FULL8]] to %[[M]] step %c1
