@@ -165,7 +165,7 @@ def TfmCPUTileProjectionsPass
 
     With `amx` too (the CPU target sets it where the CPU has AMX-BF16), the
     pairs are packed as a bf16 `[KC/2, 2 NB]` tensor (an AMX tile's layout)
-    from 32 rows on, and where `NR` is 32 the chunks take blocks of 32 rows
+    from 16 rows on, and where `NR` is 32 the chunks take blocks of 32 rows
     instead: each a `linalg.generic` y[m, n] += Σ a[m, kp, t] · wt[kp, n, t]
     over `[32, KC/2, 2]` and `[KC/2, 32, 2]` views, marked `tfm.amx_tiles`
     for `tfm-cpu-lower-amx`; of the rows whole 32-row blocks leave, 16

@@ -842,14 +842,15 @@ void tileProjectionGroups(RewriterBase &rewriter,
   // instead: packing them would cost more than the products.
   Value rows = tensor::DimOp::create(rewriter, loc, first.rows(), 0);
   // bf16 weights through dot products stream for more rows: reading them
-  // in place beats packing them into pairs up to kDotStreamRows rows.
+  // in place beats packing them into pairs up to kDotStreamRows rows; on
+  // AMX tiles packing pays from one 16-row block on.
   int64_t streamRows = main.rows;
   if (bf16Dot && llvm::all_of(groups, [&](ProjectionGroup &group) {
         return llvm::all_of(group.projections, [&](linalg::GenericOp p) {
           return canStreamBF16Dot(p.getDpsInputs()[1], streamBlock);
         });
       }))
-    streamRows = std::max(streamRows, amx ? kAMXBlockRows : kDotStreamRows);
+    streamRows = std::max(streamRows, amx ? kAMXTileRows : kDotStreamRows);
   Value fewRows = arith::CmpIOp::create(
       rewriter, loc, arith::CmpIPredicate::ult, rows,
       arith::ConstantIndexOp::create(rewriter, loc, streamRows));

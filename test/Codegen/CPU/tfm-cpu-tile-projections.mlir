@@ -577,7 +577,7 @@ func.func @transformed_rows(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>, %mean:
 
 // -----
 
-// bf16 with AMX (amx=1): 32 rows and more pack the weights, as pairs of k
+// bf16 with AMX (amx=1): 16 rows and more pack the weights, as pairs of k
 // in a bf16 [KC/2, 2 x NB] panel (an AMX tile's layout); chunks of 128 rows
 // pass each 32-column panel in blocks of 32 rows, each a generic on pairs
 // views marked for tfm-cpu-lower-amx; of the rows left, 16 take one more
@@ -585,7 +585,7 @@ func.func @transformed_rows(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>, %mean:
 // AMX-LABEL: func.func @bf16_amx_blocks
 // AMX-SAME: (%[[X:.+]]: tensor<?x256xbf16>, %[[W:.+]]: tensor<256x256xbf16>)
 // AMX: %[[M:.+]] = tensor.dim %[[X]], %c0
-// AMX: arith.cmpi ult, %[[M]], %c32
+// AMX: arith.cmpi ult, %[[M]], %c16
 // AMX: } else {
 // AMX:   %[[TAIL8:.+]] = arith.remui %[[M]], %c8
 // AMX:   %[[FULL8:.+]] = arith.subi %[[M]], %[[TAIL8]]

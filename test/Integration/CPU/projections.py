@@ -54,11 +54,12 @@ suite.add_op("linear_bf16_m130", "tfm.linear %a0, %a1",
 # rows against 4 weight rows, the rows left against 8), else widened to
 # f32. With the dot products, a short prompt (M = 43: 10 blocks of 4 rows
 # and 3 rows) streams them too; more rows (M = 130) pack them, as pairs for
-# the dot products where they apply. Where the CPU also has AMX-BF16, 32
-# rows and more pack them, and blocks of 32 rows run on AMX tiles: M = 32
-# (one block), 43 (one, then an 8-row dot block and single rows), 48 (one,
-# then a 16-row block), 63 (32, 16, 8 and 7 rows), 130 and 301 (three
-# chunks of up to 128 rows). K = 256 (whole dot steps; one
+# the dot products where they apply. Where the CPU also has AMX-BF16, 16
+# rows and more pack them, and blocks of 32 and 16 rows run on AMX tiles:
+# M = 16 and 24 (a 16-row block, then an 8-row dot block), 32 (one 32-row
+# block), 43 (one, then an 8-row dot block and single rows), 48 (32 and
+# 16), 63 (32, 16, 8 and 7 rows), 130 and 301 (three chunks of up to 128
+# rows). K = 256 (whole dot steps; one
 # 256-step panel), K = 80 (not: widened), N = 101 (a 5-column tail block:
 # widened), K = 96 (one 96-step panel of pairs: three 32-step tile steps).
 for k, n in [(256, 320), (80, 96), (256, 101), (96, 160)]:
@@ -70,7 +71,7 @@ for k, n in [(256, 320), (80, 96), (256, 101), (96, 160)]:
                 f"  %r = tfm.linear %x, %w : ({', '.join(types)}) -> "
                 f"{tensor((None, None, n), 'bf16')}\n"
                 f"  return %r : {tensor((None, None, n), 'bf16')}\n}}")
-    for i, rows in enumerate([1, 7, 32, 43, 48, 63, 130, 301]):
+    for i, rows in enumerate([1, 7, 16, 24, 32, 43, 48, 63, 130, 301]):
         x = rng.standard_normal((1, rows, k)) * 3.0
         suite.add(f"{name}_m{rows}", function if i == 0 else None,
                   [(x, "bf16"), (w, "bf16")],
