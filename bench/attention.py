@@ -252,6 +252,18 @@ class Runner:
         assert triad, why
         return triad
 
+    def header(self):
+        """Prints the machine, the thread settings, OpenBLAS's kernels and
+        the tfm-compile in use; returns the tool and when it was built."""
+        print(machine())
+        print(f"threads: {self.args.threads} (OMP_NUM_THREADS for tfm, "
+              f"torch.set_num_threads and OPENBLAS_NUM_THREADS for PyTorch and sgemm)")
+        print(self.openblas)
+        tool = compiler._tfm_compile()
+        built = modified(tool)
+        print(f"tfm-compile: {tool} (built {built})")
+        return tool, built
+
     def rates(self, weights_per):
         """Measures and prints the machine's sgemm rate, FMA peak and
         triad (wGB/s: weight bytes read per `weights_per` / time); returns

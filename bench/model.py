@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from attention import Runner, logits_error, machine, modified, status_kib
+from attention import Runner, logits_error, status_kib
 from tfm import compiler, runtime
 
 BENCH = pathlib.Path(__file__).resolve().parent
@@ -233,13 +233,7 @@ def main():
         # scripts/run-example.sh's shape: B = 2, S = 64, every position.
         models.append(("example", BENCH / ".build" / "example", example, 2, [64], ["all"]))
 
-    print(machine())
-    print(f"threads: {args.threads} (OMP_NUM_THREADS for tfm, torch.set_num_threads "
-          f"and OPENBLAS_NUM_THREADS for PyTorch and sgemm)")
-    print(runner.openblas)
-    tool = compiler._tfm_compile()
-    built = modified(tool)
-    print(f"tfm-compile: {tool} (built {built})")
+    tool, built = runner.header()
     prepared = {}
     for name, directory, model, batch, model_lengths, modes in models:
         weights, compile_seconds = prepare(directory, model, batch, model_lengths, modes,

@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from attention import Runner, machine, modified, parse
+from attention import Runner, modified, parse
 from model import FULL
 from tfm import compiler, runtime
 
@@ -122,13 +122,7 @@ def main():
     directory = BENCH / ".build" / "projections"
     directory.mkdir(parents=True, exist_ok=True)
 
-    print(machine())
-    print(f"threads: {args.threads} (OMP_NUM_THREADS for tfm, torch.set_num_threads "
-          f"and OPENBLAS_NUM_THREADS for PyTorch and sgemm)")
-    print(runner.openblas)
-    tool = compiler._tfm_compile()
-    built = modified(tool)
-    print(f"tfm-compile: {tool} (built {built})")
+    tool, built = runner.header()
     impls = ["torch", "tfm"]
     compiler.compile_mlir(source(FULL, args.dtype),
                           directory / f"projections-tfm-{args.dtype}.so")

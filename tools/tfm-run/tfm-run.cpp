@@ -1,5 +1,4 @@
-//===- tfm-run.cpp - run a compiled tfm library on .npy inputs
-//-------------===//
+//===- tfm-run.cpp - run a compiled tfm library on .npy inputs ------------===//
 //
 // tfm-run LIB.so [--entry=NAME] [--input NAME=FILE.npy]... [--params FILE]
 //        [--random-params=SEED] [--output NAME=FILE.npy]... [--output-dir DIR]

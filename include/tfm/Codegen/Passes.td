@@ -145,9 +145,9 @@ def TfmCPUTileProjectionsPass
     in partial vectors. `KC` is the largest multiple of a vector up to 256
     that divides `K`; a projection without one is left alone. `MC` is 128
     rows rounded down to a multiple of `MR`: a chunk's rows of `a` and of
-    `y` stay in L2 while it passes every panel of the column block. Weights of any float type are
-    widened to f32 as they are packed, and row blocks of a non-f32 `a` as
-    they are read.
+    `y` stay in L2 while it passes every panel of the column block. Weights
+    of any float type are widened to f32 as they are packed, and row blocks
+    of a non-f32 `a` as they are read.
 
     With `bf16-dot` (the CPU target sets it where the CPU has AVX-512 BF16),
     bf16 weights are packed as pairs instead, where `NR` is a whole number

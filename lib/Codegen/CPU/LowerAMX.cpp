@@ -1,5 +1,4 @@
-//===- LowerAMX.cpp - bf16 register blocks on AMX tiles
-//--------------------===//
+//===- LowerAMX.cpp - bf16 register blocks on AMX tiles -------------------===//
 //
 // tfm-cpu-lower-amx: the 32 (or 16) x 32 blocks that
 // tfm-cpu-tile-projections marks kAMXTilesAttr become AMX tile code,

@@ -1,5 +1,4 @@
-//===- TileProjections.cpp - projections as cache-blocked matmuls
-//----------===//
+//===- TileProjections.cpp - projections as cache-blocked matmuls ---------===//
 //
 // A projection y[m, n] += a[m, k] * w[n, k] (nn.Linear weights, any number
 // of rows m, usually only known at run time) becomes loops whose innermost

@@ -1,5 +1,4 @@
-//===- AMX.cpp - asking Linux for AMX state
-//--------------------------------===//
+//===- AMX.cpp - asking Linux for AMX state -------------------------------===//
 //
 // Linux gives a process AMX tile state only once it asked for it with
 // arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA); a tile instruction
