@@ -164,8 +164,9 @@ def TfmCPUTileProjectionsPass
     them: the weights are packed as they are.
 
     With `amx` too (the CPU target sets it where the CPU has AMX-BF16), the
-    pairs are packed as a bf16 `[KC/2, 2 NB]` tensor (an AMX tile's layout)
-    from 16 rows on, and where `NR` is 32 the chunks take blocks of 32 rows
+    pairs are packed as a bf16 `[NB/32, KC/2, 2 x 32]` tensor (AMX tiles of
+    pairs, each 32-column panel contiguous so that it spreads over all of
+    L1's sets) from 16 rows on, and where `NR` is 32 the chunks take blocks of 32 rows
     instead: each a `linalg.generic` y[m, n] += Σ a[m, kp, t] · wt[kp, n, t]
     over `[32, KC/2, 2]` and `[KC/2, 32, 2]` views, marked `tfm.amx_tiles`
     for `tfm-cpu-lower-amx`; of the rows whole 32-row blocks leave, 16
@@ -571,7 +572,9 @@ def TfmCPULowerAMXPass : Pass<"tfm-cpu-lower-amx", "::mlir::ModuleOp"> {
     (`arch_prctl(ARCH_REQ_XCOMP_PERM)`): each block runs on tiles where
     `tfm_cpu_amx_ready()` (the CPU runtime, lib/Runtime/CPU/AMX.cpp; it asks
     once) says the request was granted, and as the generic (scalar loops,
-    same sums) otherwise, never a fault. A marked op whose views are not
+    same sums) otherwise, never a fault. The answer is asked for once, at
+    the entry of the function: LLVM loads the tile configuration again
+    after every call. A marked op whose views are not
     the ones above (no unit-stride rows, other shapes) stays the generic.
   }];
   let dependentDialects = ["::mlir::amx::AMXDialect",

@@ -53,7 +53,10 @@ Value packBF16Pairs(OpBuilder &builder, Location loc, Value w, Value row,
   auto pairType = VectorType::get({kPairLanes, kPairLanes}, i32);
   Value packed =
       asBF16 ? tensor::EmptyOp::create(
-                   builder, loc, ArrayRef<int64_t>{depth / 2, 2 * rows}, bf16)
+                   builder, loc,
+                   ArrayRef<int64_t>{rows / kAMXBlockColumns, depth / 2,
+                                     2 * kAMXBlockColumns},
+                   bf16)
              : tensor::EmptyOp::create(builder, loc,
                                        ArrayRef<int64_t>{depth / 2, rows}, i32);
   Value padding = arith::ConstantOp::create(builder, loc,
@@ -76,22 +79,42 @@ Value packBF16Pairs(OpBuilder &builder, Location loc, Value w, Value row,
               Value pairs = vector::BitCastOp::create(b, l, pairType, values);
               Value transposed = vector::TransposeOp::create(
                   b, l, pairs, ArrayRef<int64_t>{1, 0});
-              Value column = n0;
+              SmallVector<Value> at{kp0, n0};
               if (asBF16) {
                 transposed =
                     vector::BitCastOp::create(b, l, readType, transposed);
-                column = arith::MulIOp::create(b, l, n0, index(b, l, 2));
+                Value width = index(b, l, kAMXBlockColumns);
+                at = {arith::DivUIOp::create(b, l, n0, width), kp0,
+                      arith::MulIOp::create(
+                          b, l, arith::RemUIOp::create(b, l, n0, width),
+                          index(b, l, 2))};
               }
-              Value written =
-                  vector::TransferWriteOp::create(b, l, transposed, carried[0],
-                                                  ValueRange{kp0, column},
-                                                  ArrayRef<bool>{true, true})
-                      .getResult();
+              Value written = vector::TransferWriteOp::create(
+                                  b, l, transposed, carried[0], at,
+                                  ArrayRef<bool>{true, true})
+                                  .getResult();
               scf::YieldOp::create(b, l, written);
             });
         scf::YieldOp::create(cb, cl, pairLoop.getResults());
       });
   return columnLoop.getResult(0);
+}
+
+/// The [KC/2, 2 x 32] pairs of the 32 columns at n1 of packBF16Pairs'
+/// asBF16 form, contiguous.
+static Value columnPairs(OpBuilder &b, Location loc, Value packed, Value n1) {
+  auto type = cast<RankedTensorType>(packed.getType());
+  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+  Value panel = arith::DivUIOp::create(
+      b, loc, n1, arith::ConstantIndexOp::create(b, loc, kAMXBlockColumns));
+  return tensor::ExtractSliceOp::create(
+      b, loc,
+      RankedTensorType::get({type.getDimSize(1), type.getDimSize(2)},
+                            type.getElementType()),
+      packed, ArrayRef<OpFoldResult>{panel, zero, zero},
+      ArrayRef<OpFoldResult>{one, b.getIndexAttr(type.getDimSize(1)),
+                             b.getIndexAttr(type.getDimSize(2))},
+      ArrayRef<OpFoldResult>{one, one, one});
 }
 
 /// `y` [M, NR] += a[m0 : M, k0 : +KC] · the pairs panel[:, n1 : +NR] over
@@ -101,8 +124,8 @@ Value dotRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
                    Value n1, int64_t columns, Value y, Value k0, Value begin,
                    Value end, int64_t rows, RowBlockHook eachBlock) {
   auto packedType = cast<RankedTensorType>(packed.getType());
-  int64_t pairSteps = packedType.getDimSize(0);
   bool packedAsBF16 = packedType.getElementType().isBF16();
+  int64_t pairSteps = packedType.getDimSize(packedAsBF16 ? 1 : 0);
   Type bf16 = builder.getBF16Type(), f32 = builder.getF32Type(),
        i32 = builder.getI32Type();
   auto index = [](OpBuilder &b, Location l, int64_t value) -> Value {
@@ -121,6 +144,8 @@ Value dotRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
                // The rows' steps, [rows, KC].
                Value tile = slice2D(b, l, a, m0, k0, b.getIndexAttr(rows),
                                     b.getIndexAttr(2 * pairSteps));
+               Value panel =
+                   packedAsBF16 ? columnPairs(b, l, packed, n1) : Value();
                Value zeroF32 = arith::ConstantOp::create(b, l,
                                                          b.getZeroAttr(f32));
                Value zeroBF16 = arith::ConstantOp::create(b, l,
@@ -143,17 +168,15 @@ Value dotRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
                        ValueRange accumulators) {
                      SmallVector<Value> weights;
                      for (int64_t j = 0; j < vectors; ++j) {
-                       Value column = arith::AddIOp::create(
-                           sb, sl, n1, index(sb, sl, j * kPairLanes));
                        if (packedAsBF16) { // (packBF16Pairs' asBF16)
                          weights.push_back(vector::TransferReadOp::create(
-                             sb, sl, bf16Vector, packed,
-                             ValueRange{
-                                 kp, arith::MulIOp::create(sb, sl, column,
-                                                           index(sb, sl, 2))},
+                             sb, sl, bf16Vector, panel,
+                             ValueRange{kp, index(sb, sl, 2 * j * kPairLanes)},
                              zeroBF16, ArrayRef<bool>{true}));
                          continue;
                        }
+                       Value column = arith::AddIOp::create(
+                           sb, sl, n1, index(sb, sl, j * kPairLanes));
                        weights.push_back(vector::BitCastOp::create(
                            sb, sl, bf16Vector,
                            vector::TransferReadOp::create(
@@ -204,10 +227,8 @@ bool canUseAMXTiles(const Blocking &blocking, int64_t panelDepth) {
 
 Value amxRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
                    Value n1, Value y, Value k0, Value begin, Value end,
-                   int64_t blockRows, RowBlockHook eachBlock,
-                   int64_t hookRows) {
-  auto packedType = cast<RankedTensorType>(packed.getType());
-  int64_t pairSteps = packedType.getDimSize(0);
+                   int64_t blockRows) {
+  int64_t pairSteps = cast<RankedTensorType>(packed.getType()).getDimSize(1);
   Type bf16 = builder.getBF16Type(), f32 = builder.getF32Type();
   auto index = [](OpBuilder &b, Location l, int64_t value) -> Value {
     return arith::ConstantIndexOp::create(b, l, value);
@@ -216,10 +237,6 @@ Value amxRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
              builder, loc, begin, end, index(builder, loc, blockRows),
              ValueRange{y},
              [&](OpBuilder &b, Location l, Value m0, ValueRange carried) {
-               if (eachBlock)
-                 for (int64_t r = 0; r < blockRows; r += hookRows)
-                   eachBlock(b, l,
-                             arith::AddIOp::create(b, l, m0, index(b, l, r)));
                // [32, KC] rows as [32, KC/2, 2] pairs; [KC/2, 2 x 32] pairs
                // of the panel's columns as [KC/2, 32, 2].
                Value rows = slice2D(b, l, a, m0, k0, b.getIndexAttr(blockRows),
@@ -227,22 +244,18 @@ Value amxRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
                Value rowPairs = tensor::ExpandShapeOp::create(
                    b, l, RankedTensorType::get({blockRows, pairSteps, 2}, bf16),
                    rows, SmallVector<ReassociationIndices>{{0}, {1, 2}});
-               Value columns = slice2D(
-                   b, l, packed, b.getIndexAttr(0),
-                   arith::MulIOp::create(b, l, n1, index(b, l, 2)).getResult(),
-                   b.getIndexAttr(pairSteps),
-                   b.getIndexAttr(2 * kAMXBlockColumns));
-               Value columnPairs = tensor::ExpandShapeOp::create(
+               Value pairs = tensor::ExpandShapeOp::create(
                    b, l,
                    RankedTensorType::get({pairSteps, kAMXBlockColumns, 2},
                                          bf16),
-                   columns, SmallVector<ReassociationIndices>{{0}, {1, 2}});
+                   columnPairs(b, l, packed, n1),
+                   SmallVector<ReassociationIndices>{{0}, {1, 2}});
                Value block = slice2D(b, l, carried[0], m0, b.getIndexAttr(0),
                                      b.getIndexAttr(blockRows),
                                      b.getIndexAttr(kAMXBlockColumns));
                LinalgBuilder lb(b, l);
                auto sums = lb.generic(
-                   {rowPairs, columnPairs},
+                   {rowPairs, pairs},
                    {lb.map(4, {0, 2, 3}), lb.map(4, {2, 1, 3})}, block,
                    lb.map(4, {0, 1}),
                    {utils::IteratorType::parallel,

@@ -2,8 +2,8 @@
 //
 // tfm-cpu-lower-amx: the 32 (or 16) x 32 blocks that
 // tfm-cpu-tile-projections marks kAMXTilesAttr become AMX tile code,
-// guarded by the CPU runtime's tfm_cpu_amx_ready(), with the generic itself
-// as the fallback.
+// guarded by the CPU runtime's tfm_cpu_amx_ready() (asked once per
+// function), with the generic itself as the fallback.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,10 +49,11 @@ Value pairedSource(Value view, ArrayRef<int64_t> shape) {
   return source;
 }
 
-/// The tile code of `block` (marked kAMXTilesAttr, on buffers), or failure
-/// when its operands are not the views amxRowBlocks forms.
+/// The tile code of `block` (marked kAMXTilesAttr, on buffers) where
+/// `granted` (tfm_cpu_amx_ready()'s answer) holds, or failure when its
+/// operands are not the views amxRowBlocks forms.
 LogicalResult lowerBlock(OpBuilder &b, linalg::GenericOp block,
-                         function_ref<func::FuncOp()> ready) {
+                         function_ref<Value()> granted) {
   auto rowsType = dyn_cast<MemRefType>(block.getDpsInputs()[0].getType());
   auto sumsType = dyn_cast<MemRefType>(block.getDpsInits()[0].getType());
   if (!rowsType || !sumsType || rowsType.getRank() != 3 ||
@@ -73,10 +74,9 @@ LogicalResult lowerBlock(OpBuilder &b, linalg::GenericOp block,
   int64_t tileRowCount = blockRows / kAMXTileRows;
 
   Location loc = block.getLoc();
+  Value ready = granted();
   b.setInsertionPoint(block);
-  Value granted =
-      func::CallOp::create(b, loc, ready(), ValueRange{}).getResult(0);
-  auto branch = scf::IfOp::create(b, loc, granted, /*withElseRegion=*/true);
+  auto branch = scf::IfOp::create(b, loc, ready, /*withElseRegion=*/true);
   // Not granted: the generic, scalar but the same sums.
   b.setInsertionPointToStart(branch.elseBlock());
   Operation *fallback = b.clone(*block);
@@ -152,9 +152,26 @@ struct TfmCPULowerAMXPass
       function.setPrivate();
       return function;
     };
-    for (linalg::GenericOp block : blocks)
-      if (failed(lowerBlock(b, block, ready)))
+    // Asked once per function, at its entry: LLVM loads the tile
+    // configuration again after every call (the callee may change it), so
+    // a call per block also ran an ldtilecfg per block.
+    llvm::DenseMap<Operation *, Value> grantedIn;
+    for (linalg::GenericOp block : blocks) {
+      auto granted = [&]() {
+        auto function = block->getParentOfType<func::FuncOp>();
+        Value &answer = grantedIn[function];
+        if (!answer) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(&function.getBody().front());
+          answer =
+              func::CallOp::create(b, function.getLoc(), ready(), ValueRange{})
+                  .getResult(0);
+        }
+        return answer;
+      };
+      if (failed(lowerBlock(b, block, granted)))
         block->removeAttr(kAMXTilesAttr); // stays the generic
+    }
   }
 };
 

@@ -295,8 +295,7 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
                          hook = prefetchShare;
                        if (tiles) {
                          strip = amxRowBlocks(nb, nl, rows, packed, n1, strip,
-                                              rowStep, begin, end, blockRows,
-                                              hook, blocking.rows);
+                                              rowStep, begin, end, blockRows);
                        } else if (pairs) {
                          strip = dotRowBlocks(nb, nl, rows, packed, n1,
                                               blocking.columns, strip, rowStep,
@@ -334,12 +333,12 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
               scf::YieldOp::create(
                   cb, cl,
                   overPanels(cb, cl, inner[0], c0, end, chunkBlock,
-                             /*prefetches=*/true, /*tiles=*/amxTiles));
+                             /*prefetches=*/!amxTiles, /*tiles=*/amxTiles));
             });
         Value y = chunkLoop.getResult(0);
         if (amxTiles) { // fewer than 32 rows left: 16-row tiles, dot blocks
           y = overPanels(b, l, y, amxRows, tileRows, kAMXTileRows,
-                         /*prefetches=*/true, /*tiles=*/true);
+                         /*prefetches=*/false, /*tiles=*/true);
           y = overPanels(b, l, y, tileRows, fullRows, blocking.rows,
                          /*prefetches=*/true);
         }

@@ -9,7 +9,7 @@
 // CHECK-LABEL: func.func private @tfm_cpu_amx_ready() -> i1
 // CHECK-LABEL: func.func @block
 // CHECK-SAME: (%[[A:.+]]: memref<32x64xbf16, strided<[?, 1], offset: ?>>, %[[P:.+]]: memref<32x64xbf16, strided<[?, 1], offset: ?>>, %[[Y:.+]]: memref<32x32xf32, strided<[?, 1], offset: ?>>)
-// CHECK: %[[READY:.+]] = call @tfm_cpu_amx_ready() : () -> i1
+// CHECK-NEXT: %[[READY:.+]] = call @tfm_cpu_amx_ready() : () -> i1
 // CHECK: scf.if %[[READY]] {
 // CHECK:   %[[Y00:.+]] = amx.tile_load %[[Y]][%c0, %c0] : {{.+}} into !amx.tile<16x16xf32>
 // CHECK:   %[[Y01:.+]] = amx.tile_load %[[Y]][%c0, %c16]
@@ -86,6 +86,52 @@ func.func @half_block(%a: memref<16x32xbf16, strided<[?, 1], offset: ?>>, %p: me
     %prod = arith.mulf %xf, %wf : f32
     %sum = arith.addf %acc, %prod : f32
     linalg.yield %sum : f32
+  }
+  return
+}
+
+// -----
+
+// Blocks in a loop ask once, at the function's entry: LLVM would load the
+// tile configuration again after a call in the loop.
+// CHECK-LABEL: func.func @blocks_in_a_loop
+// CHECK-NEXT: %[[READY:.+]] = call @tfm_cpu_amx_ready() : () -> i1
+// CHECK-NOT: call @tfm_cpu_amx_ready
+// CHECK: scf.for
+// CHECK:   scf.if %[[READY]] {
+// CHECK-NOT: call @tfm_cpu_amx_ready
+// CHECK:   scf.if %[[READY]] {
+// CHECK-NOT: call @tfm_cpu_amx_ready
+// CHECK: return
+#rows = affine_map<(m, n, kp, t) -> (m, kp, t)>
+#pairs = affine_map<(m, n, kp, t) -> (kp, n, t)>
+#sums = affine_map<(m, n, kp, t) -> (m, n)>
+func.func @blocks_in_a_loop(%a: memref<16x32xbf16, strided<[?, 1], offset: ?>>, %p: memref<16x64xbf16, strided<[?, 1], offset: ?>>, %y: memref<16x32xf32, strided<[?, 1], offset: ?>>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ra = memref.expand_shape %a [[0], [1, 2]] output_shape [16, 16, 2] : memref<16x32xbf16, strided<[?, 1], offset: ?>> into memref<16x16x2xbf16, strided<[?, 2, 1], offset: ?>>
+  %rp = memref.expand_shape %p [[0], [1, 2]] output_shape [16, 32, 2] : memref<16x64xbf16, strided<[?, 1], offset: ?>> into memref<16x32x2xbf16, strided<[?, 2, 1], offset: ?>>
+  scf.for %i = %c0 to %n step %c1 {
+    linalg.generic {indexing_maps = [#rows, #pairs, #sums], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+        ins(%ra, %rp : memref<16x16x2xbf16, strided<[?, 2, 1], offset: ?>>, memref<16x32x2xbf16, strided<[?, 2, 1], offset: ?>>)
+        outs(%y : memref<16x32xf32, strided<[?, 1], offset: ?>>) attrs = {tfm.amx_tiles} {
+    ^bb0(%x: bf16, %w: bf16, %acc: f32):
+      %xf = arith.extf %x : bf16 to f32
+      %wf = arith.extf %w : bf16 to f32
+      %prod = arith.mulf %xf, %wf : f32
+      %sum = arith.addf %acc, %prod : f32
+      linalg.yield %sum : f32
+    }
+    linalg.generic {indexing_maps = [#rows, #pairs, #sums], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+        ins(%ra, %rp : memref<16x16x2xbf16, strided<[?, 2, 1], offset: ?>>, memref<16x32x2xbf16, strided<[?, 2, 1], offset: ?>>)
+        outs(%y : memref<16x32xf32, strided<[?, 1], offset: ?>>) attrs = {tfm.amx_tiles} {
+    ^bb0(%x: bf16, %w: bf16, %acc: f32):
+      %xf = arith.extf %x : bf16 to f32
+      %wf = arith.extf %w : bf16 to f32
+      %prod = arith.mulf %xf, %wf : f32
+      %sum = arith.addf %acc, %prod : f32
+      linalg.yield %sum : f32
+    }
   }
   return
 }

@@ -578,9 +578,10 @@ func.func @transformed_rows(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>, %mean:
 // -----
 
 // bf16 with AMX (amx=1): 16 rows and more pack the weights, as pairs of k
-// in a bf16 [KC/2, 2 x NB] panel (an AMX tile's layout); chunks of 128 rows
+// in bf16 [NB/32, KC/2, 2 x 32] panels (an AMX tile's layout, each
+// 32-column panel contiguous); chunks of 128 rows
 // pass each 32-column panel in blocks of 32 rows, each a generic on pairs
-// views marked for tfm-cpu-lower-amx; of the rows left, 16 take one more
+// views marked for tfm-cpu-lower-amx (no prefetches); of the rows left, 16 take one more
 // such block (of 16 rows), the rest 8-row dot blocks, then one by one.
 // AMX-LABEL: func.func @bf16_amx_blocks
 // AMX-SAME: (%[[X:.+]]: tensor<?x256xbf16>, %[[W:.+]]: tensor<256x256xbf16>)
@@ -593,16 +594,16 @@ func.func @transformed_rows(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>, %mean:
 // AMX:   %[[FULL32:.+]] = arith.subi %[[M]], %[[TAIL32]]
 // AMX:   %[[TAIL16:.+]] = arith.remui %[[M]], %c16
 // AMX:   %[[FULL16:.+]] = arith.subi %[[M]], %[[TAIL16]]
-// AMX:   %[[PAIRS:.+]] = tensor.empty() : tensor<128x256xbf16>
-// AMX:   %[[PACKED:.+]] = scf.for {{.+}} iter_args(%{{.+}} = %[[PAIRS]]) -> (tensor<128x256xbf16>)
+// AMX:   %[[PAIRS:.+]] = tensor.empty() : tensor<4x128x64xbf16>
+// AMX:   %[[PACKED:.+]] = scf.for {{.+}} iter_args(%{{.+}} = %[[PAIRS]]) -> (tensor<4x128x64xbf16>)
 // AMX:   %[[CHUNKS:.+]] = scf.for %[[C0:.+]] = %c0 to %[[FULL32]] step %c128
 // AMX:     scf.for %[[N1:.+]] = %c0 to %c128 step %c32
 // AMX:       scf.for %[[M0:.+]] = %[[C0]] to %{{.+}} step %c32
-// AMX-COUNT-4: memref.prefetch
+// AMX-NOT:       memref.prefetch
 // AMX:         %[[ROWS:.+]] = tensor.extract_slice %[[X]][%[[M0]], 0] [32, 256]
 // AMX:         %[[ROW_PAIRS:.+]] = tensor.expand_shape %[[ROWS]] {{\[}}[0], [1, 2]] output_shape [32, 128, 2]
-// AMX:         %[[COLUMN:.+]] = arith.muli %[[N1]], %c2
-// AMX:         %[[COLUMNS:.+]] = tensor.extract_slice %[[PACKED]][0, %[[COLUMN]]] [128, 64]
+// AMX:         %[[PANEL:.+]] = arith.divui %[[N1]], %c32
+// AMX:         %[[COLUMNS:.+]] = tensor.extract_slice %[[PACKED]][%[[PANEL]], 0, 0] [1, 128, 64] [1, 1, 1] : tensor<4x128x64xbf16> to tensor<128x64xbf16>
 // AMX:         %[[COLUMN_PAIRS:.+]] = tensor.expand_shape %[[COLUMNS]] {{\[}}[0], [1, 2]] output_shape [128, 32, 2]
 // AMX:         linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%[[ROW_PAIRS]], %[[COLUMN_PAIRS]] : tensor<32x128x2xbf16>, tensor<128x32x2xbf16>) outs(%{{.+}} : tensor<32x32xf32>) attrs = {tfm.amx_tiles}
 // AMX:   %[[HALF:.+]] = scf.for %{{.+}} = %c0 to %c128 step %c32 iter_args(%{{.+}} = %[[CHUNKS]])
