@@ -63,7 +63,11 @@ def inputs(n, k, rows):
 
 
 def worker(impl, directory, dtype, rows_list, reps):
-    """Times `impl` on every shape and row count; saves its outputs."""
+    """Times `impl` on every shape and row count; saves its outputs.
+    `before+tfm` times both libraries in one process, a call of one then a
+    call of the other, so that both see the same moment of the machine."""
+    if "+" in impl:
+        return interleaved(impl.split("+"), directory, dtype, rows_list, reps)
     if impl == "torch":
         import ctypes
 
@@ -99,6 +103,30 @@ def worker(impl, directory, dtype, rows_list, reps):
                   f"reps={len(seconds)} kernels={kernels}", flush=True)
 
 
+def interleaved(impls, directory, dtype, rows_list, reps):
+    libraries = [runtime.Library(directory / f"projections-{impl}-{dtype}.so")
+                 for impl in impls]
+    convert = runtime.to_bf16 if dtype == "bf16" else (lambda a: a)
+    to_f32 = runtime.from_bf16 if dtype == "bf16" else (lambda a: a)
+    for name, n, k in shapes(FULL):
+        for rows in rows_list:
+            x, w = (convert(a) for a in inputs(n, k, rows))
+            calls = [library[entry(name)].bind(x, w) for library in libraries]
+            results = [call() for call in calls]  # warm-up
+            seconds = [[] for _ in calls]
+            deadline = time.perf_counter() + 2.0
+            while len(seconds[0]) < reps or time.perf_counter() < deadline:
+                for call, times in zip(calls, seconds):
+                    start = time.perf_counter()
+                    call()
+                    times.append(time.perf_counter() - start)
+            for impl, result, times in zip(impls, results, seconds):
+                np.save(directory / f"{impl}-{entry(name)}-{rows}.npy", to_f32(result))
+                print(f"projection impl={impl} name={name} rows={rows} "
+                      f"seconds={np.median(times):.7f} reps={len(times)} kernels=-",
+                      flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", default="1,16,128,512",
@@ -116,7 +144,12 @@ def main():
     parser.add_argument("--compare-with", metavar="TFM_COMPILE",
                         help="also time the projections this tfm-compile builds "
                         "(e.g. a build of an earlier commit) as impl 'before'")
+    parser.add_argument("--interleave", action="store_true",
+                        help="with --compare-with: time 'before' and tfm in one "
+                        "process, call by call, instead of one after the other")
     args = parser.parse_args()
+    if args.interleave and not args.compare_with:
+        parser.error("--interleave needs --compare-with")
     rows_list = [int(r) for r in args.rows.split(",")]
     runner = Runner(args)
     directory = BENCH / ".build" / "projections"
@@ -137,7 +170,8 @@ def main():
     sgemm_rate, peak, triad = runner.rates("call")
 
     results = {}
-    for impl in impls:
+    runs = ["torch", "before+tfm"] if args.interleave else impls
+    for impl in runs:
         try:
             done = subprocess.run(
                 [sys.executable, str(BENCH / "projections.py"), "worker", impl,
@@ -152,7 +186,8 @@ def main():
         for line in done.stdout.splitlines():
             if line.startswith("projection "):
                 fields = parse(line)
-                results[impl, fields["name"], int(fields["rows"])] = fields
+                results[fields.get("impl", impl), fields["name"],
+                        int(fields["rows"])] = fields
 
     width = 4 if args.dtype == "f32" else 2
     print(f"{'shape':<8} {'N':>6} {'K':>5} {'M':>5} {'impl':<6} {'ms':>9} {'GFLOP/s':>8} "

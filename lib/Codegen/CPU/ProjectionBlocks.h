@@ -108,8 +108,10 @@ constexpr int64_t kAMXBlockColumns = 32;
 
 /// Steps of k per panel on AMX tiles: a block's accumulator tiles are
 /// loaded and stored once per panel, so deeper panels than the dot
-/// products' pay.
-constexpr int64_t kMaxAMXPanelDepth = 1024;
+/// products' pay. Intel Xeon, 2 threads, issue 14's projections (bench/run.sh
+/// projections --interleave): 2048 against 1024 steps 2-10% faster at 128
+/// and 512 rows, 2-9% slower at 16; no limit (down's 5632 steps) 7% slower.
+constexpr int64_t kMaxAMXPanelDepth = 2048;
 
 /// Marks the 32 x 32 register blocks of bf16 pairs that tfm-cpu-lower-amx
 /// runs on AMX tiles (amxRowBlocks); tfm-cpu-vectorize leaves them alone.
