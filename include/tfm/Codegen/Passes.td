@@ -101,7 +101,8 @@ def TfmFuseNormProjectionPass
         y[m, n] = Σ_k (((x[m, k] - μ[m]) · r[m]) · g[k] + b[k]) · w[n, k]
 
     `tfm-cpu-tile-projections` normalizes each `[M, KC]` panel of the rows
-    once per column block (each row once per block when streaming). The
+    once per column block (each row once per block when streaming; bf16
+    pairs read the normalized rows rounded to bf16 once per call). The
     mean stays in the rows: moving it out, `r · (Σ x·g·w - μ · Σ g·w) +
     Σ b·w`, would need two sums over the weights per call (a second pass
     over them, twice a decode step's traffic) and cancel digits where the
@@ -158,10 +159,11 @@ def TfmCPUTileProjectionsPass
     `KC/2` pair steps; each step broadcasts a row's pair of `a` to every
     lane and adds the products of 16 pairs per accumulator with one
     `x86vector.avx512.dot` (`vdpbf16ps`): twice the multiply-adds of an f32
-    FMA, and half the packed bytes. The rows are bf16 as they are, or each
-    `[M, KC]` panel of them is rounded to bf16 once per column block, after
-    its transform and times the column scale where the projection has
-    them: the weights are packed as they are.
+    FMA, and half the packed bytes. The rows are bf16 as they are, or they
+    are rounded to bf16 once, before the loop over column blocks (an `[M,
+    K]` bf16 tensor per projection, shared by siblings with the same column
+    scale and no transform), after the projection's transform and times its
+    column scale where it has them: the weights are packed as they are.
 
     With `amx` too (the CPU target sets it where the CPU has AMX-BF16), the
     pairs are packed as a bf16 `[NB/32, KC/2, 2 x 32]` tensor (AMX tiles of
@@ -201,7 +203,8 @@ def TfmCPUTileProjectionsPass
     A projection that reads its rows transformed (a LayerNorm folded in by
     `tfm-fuse-norm-projection`) transforms each `[M, KC]` panel of them
     into f32 scratch once per column block, which the register blocks then
-    read (and each row once per block in the streamed form).
+    read (and each row once per block in the streamed form); for bf16
+    pairs, once per call, rounded, as above.
 
     Epilogues (`fuse-epilogues`, on by default). An elementwise op that
     alone reads one or more projections of the same rows and column count

@@ -210,9 +210,9 @@ private:
 
 /// The packed form of the file comment for one column block: Kᵀ panels
 /// packed to f32, MR x NR register blocks over the rows, then the rows left.
-/// With `pairs` (canPackBF16Dot), panels of bf16 pairs for dot products
-/// instead, KC the largest multiple of 32 up to 128 that divides K. With a
-/// `transform` (a projection that transformsRows), each [M, KC] panel of
+/// With `pairs` (canPackBF16Dot), panels of bf16 pairs for dot products or
+/// AMX tiles instead, over bf16 rows with no scale or transform left. With
+/// a `transform` (a projection that transformsRows), each [M, KC] panel of
 /// the rows is transformed first, once per column block.
 Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
                         Value scale, linalg::GenericOp transform, Value init,
@@ -254,9 +254,13 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
       index(builder, loc, panelDepth), ValueRange{init},
       [&](OpBuilder &b, Location l, Value k0, ValueRange carried) {
         prefetch.setPanel(b, l, nBlock, k0);
-        // Dot products take the column scale on the rows' panel, rounded
-        // to bf16 with them once per block (as do transformed or f32
-        // rows), rather than on every weight as it is packed.
+        // Pairs read rows that are bf16 already: rounded before the column
+        // loop with any transform and column scale (roundOnce in
+        // tileProjectionGroups), rather than the scale going on every
+        // weight as it is packed.
+        assert((!pairs || (!scale && !transform &&
+                           getElementTypeOrSelf(a.getType()).isBF16())) &&
+               "pairs read rows rounded before the column loop");
         Value packed = pairs
                            ? packBF16Pairs(b, l, w, nBlock, k0, blocking.block,
                                            panelDepth, /*asBF16=*/amxTiles)
@@ -264,12 +268,7 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
                                         blocking.block, panelDepth);
         // The rows the blocks read, and their first step.
         Value rows = a, rowStep = k0;
-        if (pairs && (scale || transform ||
-                      !getElementTypeOrSelf(a.getType()).isBF16())) {
-          rows = roundedRows(b, l, a, scale, transform, b.getIndexAttr(0),
-                             rowCount, k0, panelDepth);
-          rowStep = index(b, l, 0);
-        } else if (transform) {
+        if (transform) {
           rows = transformedRows(b, l, transform, b.getIndexAttr(0), rowCount,
                                  k0, panelDepth);
           rowStep = index(b, l, 0);
@@ -809,14 +808,64 @@ void tileProjectionGroups(RewriterBase &rewriter,
       result = tileColumns(rewriter, l, tailRanges, result, tailBlock, tailFn);
     scf::YieldOp::create(rewriter, l, result);
   };
-  auto packedWith = [bf16Dot, amx](const Blocking &blocking) {
-    return [blocking, bf16Dot, amx](OpBuilder &b, Location l, Value a,
-                                    linalg::GenericOp projection, Value init,
-                                    Value nBlock) {
+  // Packed bf16 pairs read the rows rounded to bf16 after the projection's
+  // transform and column scale (roundedRows): rounded once, before the
+  // column loop, rather than in every column block (a 32000-column LM head
+  // rounded the same rows 250 times, 27% of its time at 128 rows).
+  auto pairsFor = [&](linalg::GenericOp projection) {
+    Value w = projection.getDpsInputs()[1];
+    return bf16Dot &&
+           (canPackBF16Dot(w, main) || (tail && canPackBF16Dot(w, *tail)));
+  };
+  auto roundOnce = [&](OpBuilder &b, Location l) {
+    llvm::DenseMap<Operation *, Value> rounded;
+    for (ProjectionGroup &group : groups) {
+      Value rows = group.rows();
+      Value shared; // rows times a column scale, shared by siblings
+      Value sharedScale;
+      for (linalg::GenericOp projection : group.projections) {
+        Value scale = columnScaleOf(projection);
+        linalg::GenericOp transform = transformOf(projection);
+        if (!pairsFor(projection) ||
+            (!scale && !transform &&
+             getElementTypeOrSelf(rows.getType()).isBF16()))
+          continue;
+        if (!transform && shared && scale == sharedScale) {
+          rounded[projection] = shared;
+          continue;
+        }
+        int64_t depth =
+            cast<RankedTensorType>(projection.getDpsInputs()[1].getType())
+                .getDimSize(1);
+        Value copy = roundedRows(
+            b, l, rows, scale, transform, b.getIndexAttr(0),
+            tensor::getMixedSize(b, l, rows, 0), b.getIndexAttr(0), depth);
+        rounded[projection] = copy;
+        if (!transform) {
+          shared = copy;
+          sharedScale = scale;
+        }
+      }
+    }
+    return rounded;
+  };
+  auto packedWith = [bf16Dot,
+                     amx](const Blocking &blocking,
+                          const llvm::DenseMap<Operation *, Value> &rounded) {
+    return [blocking, bf16Dot, amx, &rounded](OpBuilder &b, Location l, Value a,
+                                              linalg::GenericOp projection,
+                                              Value init, Value nBlock) {
       Value w = projection.getDpsInputs()[1];
-      return packedColumnBlock(b, l, a, w, columnScaleOf(projection),
-                               transformOf(projection), init, nBlock, blocking,
-                               bf16Dot && canPackBF16Dot(w, blocking), amx);
+      bool pairs = bf16Dot && canPackBF16Dot(w, blocking);
+      Value scale = columnScaleOf(projection);
+      linalg::GenericOp transform = transformOf(projection);
+      if (Value roundedRows = pairs ? rounded.lookup(projection) : Value()) {
+        a = roundedRows;
+        scale = Value();
+        transform = linalg::GenericOp();
+      }
+      return packedColumnBlock(b, l, a, w, scale, transform, init, nBlock,
+                               blocking, pairs, amx);
     };
   };
   auto streamed = [lanes, bf16Dot](OpBuilder &b, Location l, Value a,
@@ -833,8 +882,6 @@ void tileProjectionGroups(RewriterBase &rewriter,
   ColumnBlocks blocks = columnBlocks(groups, main, tail.has_value());
   main.block = blocks.packed;
   int64_t streamBlock = blocks.streamed;
-  auto packedMain = packedWith(main);
-  auto packedTail = packedWith(tail ? *tail : main);
   int64_t tailBlock = tail ? tail->block : 0;
   // Fewer rows than a register block (a decode step) stream the weights
   // instead: packing them would cost more than the products.
@@ -858,6 +905,9 @@ void tileProjectionGroups(RewriterBase &rewriter,
         loops(b, l, streamBlock, tailBlock, streamed, streamed);
       },
       [&](OpBuilder &b, Location l) {
+        llvm::DenseMap<Operation *, Value> rounded = roundOnce(b, l);
+        auto packedMain = packedWith(main, rounded);
+        auto packedTail = packedWith(tail ? *tail : main, rounded);
         loops(b, l, main.block, tailBlock, packedMain, packedTail);
       });
   // A viewed group's root is its epilogue, on the view's shape.

@@ -106,15 +106,21 @@ for dtype, layers in [("bf16", 1), ("f16", 2)]:
         else:
             device.append(value.astype(np.float16))
             params[spec["name"]] = device[-1].astype(np.float64)
-    ids = rng.integers(0, config["vocab_size"], (2, 9)).astype(np.int32)
-    positions = np.tile(np.arange(9, dtype=np.int32), (2, 1))
-    logits = forward(ids, positions, *device)
-    actual = (runtime.from_bf16(logits) if dtype == "bf16" else logits).astype(np.float64)
-    expected = reference.language_model(config, params, ids, positions)
-    error = np.abs(actual - expected).max() / np.abs(expected).max()
-    ok = error <= 1e-2
-    failures += not ok
-    print(f"{'PASS' if ok else 'FAIL'} llama_tied {dtype}: error {error:.2e} (tolerance 1e-02)")
+    # 2 x 9 rows: a 16-row block and rows left; 1 x 45 (bf16): a 32-row
+    # block, an 8-row block and single rows (on AMX tiles where the CPU has
+    # them), all reading the normed rows rounded once per projection.
+    shapes = [(2, 9)] + ([(1, 45)] if dtype == "bf16" else [])
+    for batch, length in shapes:
+        ids = rng.integers(0, config["vocab_size"], (batch, length)).astype(np.int32)
+        positions = np.tile(np.arange(length, dtype=np.int32), (batch, 1))
+        logits = forward(ids, positions, *device)
+        actual = (runtime.from_bf16(logits) if dtype == "bf16" else logits).astype(np.float64)
+        expected = reference.language_model(config, params, ids, positions)
+        error = np.abs(actual - expected).max() / np.abs(expected).max()
+        ok = error <= 1e-2
+        failures += not ok
+        print(f"{'PASS' if ok else 'FAIL'} llama_tied {dtype} {batch}x{length}: "
+              f"error {error:.2e} (tolerance 1e-02)")
 
 # "logits": "last": the last position's logits only, [B, 1, vocab]; the LM
 # head, the final norm and (pre-norm) the last layer's FFN run on those rows
