@@ -252,12 +252,13 @@ class Runner:
         assert triad, why
         return triad
 
-    def header(self):
-        """Prints the machine, the thread settings, OpenBLAS's kernels and
-        the tfm-compile in use; returns the tool and when it was built."""
+    def header(self, threads_use="OMP_NUM_THREADS for tfm, torch.set_num_threads "
+               "and OPENBLAS_NUM_THREADS for PyTorch and sgemm"):
+        """Prints the machine, the thread settings (`threads_use`: what the
+        thread count sets), OpenBLAS's kernels and the tfm-compile in use;
+        returns the tool and when it was built."""
         print(machine())
-        print(f"threads: {self.args.threads} (OMP_NUM_THREADS for tfm, "
-              f"torch.set_num_threads and OPENBLAS_NUM_THREADS for PyTorch and sgemm)")
+        print(f"threads: {self.args.threads} ({threads_use})")
         print(self.openblas)
         tool = compiler._tfm_compile()
         built = modified(tool)
@@ -429,13 +430,8 @@ def main():
              if not args.only or any(o in c.name for o in args.only)]
     runner = Runner(args)
 
-    print(machine())
-    print(f"threads: {args.threads} (OMP_NUM_THREADS for tfm and the triad, "
-          f"OPENBLAS_NUM_THREADS for naive and sgemm)")
-    print(runner.openblas)
-    tool = compiler._tfm_compile()
-    built = modified(tool)
-    print(f"tfm-compile: {tool} (built {built})")
+    tool, built = runner.header("OMP_NUM_THREADS for tfm and the triad, "
+                                "OPENBLAS_NUM_THREADS for naive and sgemm")
     if args.compare_with:
         print(f"before: {args.compare_with} (built "
               f"{modified(pathlib.Path(args.compare_with))})")

@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from attention import Runner, logits_error, machine, modified
+from attention import Runner, logits_error, modified
 from tfm import compiler, runtime
 
 BENCH = pathlib.Path(__file__).resolve().parent
@@ -171,18 +171,13 @@ def main():
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "model.json").write_text(json.dumps(config))
 
-    print(machine())
-    print(f"threads: {args.threads} (OMP_NUM_THREADS for tfm, torch.set_num_threads "
-          f"and OPENBLAS_NUM_THREADS for PyTorch)")
-    print(runner.openblas)
-    tool = compiler._tfm_compile()
-    built = modified(tool)
+    tool, built = runner.header("OMP_NUM_THREADS for tfm, torch.set_num_threads "
+                                "and OPENBLAS_NUM_THREADS for PyTorch")
     for dtype in dtypes:
         start = time.perf_counter()
         library = runtime.Library(compiler.compile_model(
             dict(config, dtype=dtype), directory / f"model-{dtype}.so"))
-        print(f"tfm-compile ({dtype}): {tool} (built {built}), compiled in "
-              f"{time.perf_counter() - start:.1f} s")
+        print(f"{dtype}: compiled in {time.perf_counter() - start:.1f} s")
     rng = np.random.default_rng(0)
     weights = {}
     for spec in library["forward"].inputs[2:]:

@@ -8,7 +8,6 @@ Run through `bench/run.sh window` (bench/README.md).
 
 import argparse
 import json
-import pathlib
 import subprocess
 import sys
 import tempfile

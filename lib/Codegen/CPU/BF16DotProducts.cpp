@@ -135,6 +135,7 @@ Value dotRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
   auto pairVector = VectorType::get({kPairLanes}, i32);
   auto bf16Vector = VectorType::get({2 * kPairLanes}, bf16);
   int64_t vectors = columns / kPairLanes;
+  Value panel = packedAsBF16 ? columnPairs(builder, loc, packed, n1) : Value();
   return scf::ForOp::create(
              builder, loc, begin, end, index(builder, loc, rows),
              ValueRange{y},
@@ -144,8 +145,6 @@ Value dotRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
                // The rows' steps, [rows, KC].
                Value tile = slice2D(b, l, a, m0, k0, b.getIndexAttr(rows),
                                     b.getIndexAttr(2 * pairSteps));
-               Value panel =
-                   packedAsBF16 ? columnPairs(b, l, packed, n1) : Value();
                Value zeroF32 = arith::ConstantOp::create(b, l,
                                                          b.getZeroAttr(f32));
                Value zeroBF16 = arith::ConstantOp::create(b, l,
