@@ -28,7 +28,9 @@ constexpr int64_t kMaxPanelDepth = 256;
 /// next rows do: a chunk of them ([MC, KC], 64 KiB in f32) and its output
 /// rows stay in L2 across the panels. Unchunked, rows of a past a few
 /// hundred came back from L3 for every panel (f32 M = 1024 ran at 72% of
-/// the speed of M = 128 on an Intel Xeon). Rounded down to a multiple of MR.
+/// the speed of M = 128 on an Intel Xeon, before f32 blocks took each
+/// register block of rows across the panels instead). Rounded down to a
+/// multiple of MR.
 constexpr int64_t kMaxChunkRows = 128;
 
 /// The largest multiple of `unit` that divides `size` and is at most

@@ -56,9 +56,9 @@
 // CHECK:     %[[CHUNKS:.+]] = scf.for %[[C0:.+]] = %c0 to %[[FULL]] step %c128
 // CHECK:       %[[CHUNK_AFTER:.+]] = arith.addi %[[C0]], %c128
 // CHECK:       %[[CHUNK_END:.+]] = arith.minsi %[[CHUNK_AFTER]], %[[FULL]]
-// CHECK:       scf.for %[[N1:.+]] = %c0 to %c128 step %c32
-// CHECK:         %[[PANEL:.+]] = tensor.extract_slice %[[PACKED]][0, %[[N1]]] [256, 32]
-// CHECK:         scf.for %[[M0:.+]] = %[[C0]] to %[[CHUNK_END]] step %c8
+// CHECK:       scf.for %[[M0:.+]] = %[[C0]] to %[[CHUNK_END]] step %c8
+// CHECK:         %[[A:.+]] = tensor.extract_slice %[[ROWS]][%[[M0]], %[[K0]]] [8, 256]
+// CHECK:         scf.for %[[N1:.+]] = %c0 to %c128 step %c32
 // CHECK:           %[[BLOCK:.+]] = arith.divui %[[M0]], %c8
 // CHECK:           %[[OFFSET:.+]] = arith.muli %[[BLOCK]], %[[SHARE]]
 // CHECK:           %[[FIRST:.+]] = arith.addi %[[N1]], %[[OFFSET]]
@@ -70,11 +70,11 @@
 // CHECK:             memref.prefetch %[[WBUF]][%[[WROW]], %[[NEXTK]]], read, locality<2>, data
 // CHECK-COUNT-15:    memref.prefetch %[[WBUF]][%[[WROW]], %{{.+}}], read, locality<2>, data
 // CHECK-NOT:         memref.prefetch
-// CHECK:           %[[A:.+]] = tensor.extract_slice %[[ROWS]][%[[M0]], %[[K0]]] [8, 256]
+// CHECK:           %[[PANEL:.+]] = tensor.extract_slice %[[PACKED]][0, %[[N1]]] [256, 32]
 // CHECK:           linalg.matmul ins(%[[A]], %[[PANEL]] : tensor<8x256xf32>, tensor<256x32xf32>) outs(%{{.+}} : tensor<8x32xf32>)
-// CHECK:     scf.for %[[N1:.+]] = %c0 to %c128 step %c32 iter_args(%{{.+}} = %[[CHUNKS]])
-// CHECK:       %[[PANEL:.+]] = tensor.extract_slice %[[PACKED]][0, %[[N1]]] [256, 32]
-// CHECK:       scf.for %[[M1:.+]] = %[[FULL]] to %[[M]] step %c1
+// CHECK:     scf.for %[[M1:.+]] = %[[FULL]] to %[[M]] step %c1 iter_args(%{{.+}} = %[[CHUNKS]])
+// CHECK:       scf.for %[[N1:.+]] = %c0 to %c128 step %c32
+// CHECK:         %[[PANEL:.+]] = tensor.extract_slice %[[PACKED]][0, %[[N1]]] [256, 32]
 // CHECK:         linalg.matmul ins(%{{.+}}, %[[PANEL]] : tensor<1x256xf32>, tensor<256x32xf32>) outs(%{{.+}} : tensor<1x32xf32>)
 // CHECK:   scf.forall.in_parallel
 // CHECK:     tensor.parallel_insert_slice %{{.+}} into %[[SHARED]][0, %[[N0]]] [%[[M]], 128]
@@ -550,10 +550,10 @@ func.func @viewed_epilogue_accumulates(%x: tensor<?x64xf32>, %w: tensor<256x64xf
 // CHECK: scf.forall (%{{.+}}) in (2)
 // CHECK:   %[[PANEL:.+]] = linalg.generic {{.+}} ins(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : tensor<?x64xf32>, tensor<?xf32>, tensor<?xf32>, tensor<64xf32>) outs(%{{.+}} : tensor<?x64xf32>)
 // CHECK:   scf.for
-// CHECK:     scf.for
-// CHECK:       scf.for %[[M0:[^ ]+]] =
-// CHECK:         %[[BLOCK_ROWS:.+]] = tensor.extract_slice %[[PANEL]][%[[M0]], 0] [8, 64]
-// CHECK:       linalg.matmul ins(%[[BLOCK_ROWS]], %{{.+}} : tensor<8x64xf32>, tensor<64x32xf32>)
+// CHECK:     scf.for %[[M0:[^ ]+]] =
+// CHECK:       %[[BLOCK_ROWS:.+]] = tensor.extract_slice %[[PANEL]][%[[M0]], 0] [8, 64]
+// CHECK:       scf.for
+// CHECK:         linalg.matmul ins(%[[BLOCK_ROWS]], %{{.+}} : tensor<8x64xf32>, tensor<64x32xf32>)
 #rows = affine_map<(d0, d1, d2) -> (d0, d2)>
 #weights = affine_map<(d0, d1, d2) -> (d1, d2)>
 #row = affine_map<(d0, d1, d2) -> (d0)>
