@@ -318,7 +318,8 @@ def TfmCPUVectorizePass : Pass<"tfm-cpu-vectorize", "::mlir::func::FuncOp"> {
       that divides M; `NR` as many vectors as fill the
       `2 x register-rows` accumulators, or all of a shorter N in partial
       vectors where they fit) and one step of K, i.e. a rank-1
-      update per iteration; `tfm-cpu-lower-vectors` keeps the block in
+      update per step, the K loop unrolled to 4 steps per iteration where
+      they divide it; `tfm-cpu-lower-vectors` keeps the block in
       registers across the K loop and lowers it to broadcast + FMA;
     - lane-wise dot products `C[m, n, l] += A[m, k, l] * B[n, k, l]` (a batch
       loop innermost in every operand): `MR` rows of A against one row of B

@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -209,6 +210,27 @@ bool hasSubByteOperand(linalg::LinalgOp op) {
   });
 }
 
+/// Steps of k per iteration of a register block's K loop: fewer loop
+/// branches and counter updates between the FMAs. On an Intel Xeon (2
+/// threads, issue 14's f32 projections, same build with and without, call
+/// by call): 4 steps 5-9% faster than 1, 2 and 8 steps 2-5% slower than 4.
+constexpr int64_t kKUnroll = 4;
+
+/// A K loop of a register block (after hoisting): its body accumulates a
+/// vector.contract into a vector it carries, and its steps divide by
+/// kKUnroll.
+bool isRegisterBlockKLoop(scf::ForOp loop) {
+  std::optional<APInt> trips = loop.getStaticTripCount();
+  if (!trips || trips->getSExtValue() % kKUnroll != 0)
+    return false;
+  return llvm::any_of(loop.getBody()->getOps<vector::ContractionOp>(),
+                      [&](vector::ContractionOp contract) {
+                        auto carried =
+                            dyn_cast<BlockArgument>(contract.getAcc());
+                        return carried && carried.getOwner() == loop.getBody();
+                      });
+}
+
 struct TfmCPUVectorizePass
     : tfm::CPUCodegenPass<
           tfm::impl::TfmCPUVectorizePassBase<TfmCPUVectorizePass>> {
@@ -248,6 +270,15 @@ struct TfmCPUVectorizePass
     getOperation()->walk([&](scf::ForOp loop) {
       hoistLoopInvariantSubsets(rewriter, loop);
     });
+
+    // Then its K loop runs kKUnroll steps per iteration.
+    SmallVector<scf::ForOp> kLoops;
+    getOperation()->walk([&](scf::ForOp loop) {
+      if (isRegisterBlockKLoop(loop))
+        kLoops.push_back(loop);
+    });
+    for (scf::ForOp loop : kLoops)
+      (void)loopUnrollByFactor(loop, kKUnroll);
   }
 
   void tileAndVectorize(IRRewriter &rewriter, linalg::LinalgOp op) {

@@ -4,12 +4,19 @@
 // BAD: error: vector-width and register-rows must be positive, got vector-width=0 register-rows=8
 
 // A matmul becomes an 8x32 register block updated by one rank-1 product per
-// step of K; the N loop is outside the M loop.
+// step of K, 4 steps per iteration of its K loop, which carries the block;
+// the N loop is outside the M loop.
 // CHECK-LABEL: func.func @matmul
 // CHECK:       scf.for %{{.+}} = %c0 to %c64 step %c32
 // CHECK:         scf.for %{{.+}} = %c0 to %c256 step %c8
-// CHECK:           scf.for %{{.+}} = %c0 to %c128 step %c1
-// CHECK:             vector.contract {{.+}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+// CHECK:           %[[BLOCK:.+]] = vector.transfer_read
+// CHECK:           scf.for %{{.+}} = %c0 to %c128 step %c4 iter_args(%{{.+}} = %{{.+}}, %[[SUMS:.+]] = %[[BLOCK]])
+// CHECK:             %[[S1:.+]] = vector.contract {{.+}} %[[SUMS]] : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+// CHECK:             %[[S2:.+]] = vector.contract {{.+}} %[[S1]] : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+// CHECK:             %[[S3:.+]] = vector.contract {{.+}} %[[S2]] : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+// CHECK:             %[[S4:.+]] = vector.contract {{.+}} %[[S3]] : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+// CHECK-NOT:         vector.contract
+// CHECK:             scf.yield %{{.+}}, %[[S4]]
 // AVX2-LABEL: func.func @matmul
 // AVX2:             vector.contract {{.+}} : vector<4x1xf32>, vector<1x16xf32> into vector<4x16xf32>
 func.func @matmul(%a: tensor<256x128xf32>, %b: tensor<128x64xf32>,
