@@ -5,9 +5,11 @@
 #   scripts/gpu-tests.sh prepare [DIR]  here: builds tfm, compiles every
 #       suite that runs through the harness (test/Integration/CPU and
 #       test/Integration/GPU) for
-#       --target=cuda (GPU_ARCH=sm_90a to pick another architecture) and
-#       saves each suite's inputs and float64 references in DIR (default
-#       build/gpu-tests).
+#       --target=cuda (GPU_ARCH=sm_90a to pick another architecture) into
+#       DIR (default build/gpu-tests), with a fingerprint of each suite's
+#       inputs: the GPU machine draws the same inputs from the suites' seeds
+#       and computes the float64 references itself, so DIR stays small
+#       (about 13 MB, one device call's carry).
 #   scripts/gpu-tests.sh check [DIR]    on the GPU machine, from the checkout
 #       with DIR and build/lib/libtfm_runtime.so carried: runs every suite
 #       and compares; exits non-zero if any case fails. DIR also holds

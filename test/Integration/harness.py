@@ -7,10 +7,13 @@ calls each, prints one line per case with its error, and exits non-zero if
 any case exceeds its tolerance. Error is max-norm relative:
 max|out - ref| / max|ref|.
 
-TFM_HARNESS=prepare stops after compiling and saves the cases' inputs and
-references beside the library; TFM_HARNESS=check runs such a prepared work
-directory without compiling, on a machine that has no compiler
-(scripts/gpu-tests.sh: built here, run on a GPU machine).
+TFM_HARNESS=prepare stops after compiling and saves, beside the library, a
+fingerprint of each case's inputs; TFM_HARNESS=check runs such a prepared
+work directory without compiling, on a machine that has no compiler
+(scripts/gpu-tests.sh: built here, run on a GPU machine). The inputs and
+references come from the script's fixed seeds on both machines, so only the
+library travels; the fingerprints make sure both machines drew the same
+inputs.
 """
 
 import json
@@ -110,17 +113,19 @@ class Suite:
         if mode not in ("run", "prepare", "check"):
             sys.exit(f"TFM_HARNESS must be run, prepare or check, not {mode}")
         library_path = self.workdir / "suite.so"
+        cases = [(name, entry, [to_device(a, e) for a, e in inputs],
+                  expected, element, tolerance)
+                 for name, entry, _, inputs, expected, element, tolerance
+                 in self.cases]
         if mode == "check":
-            cases = self._load()
+            self._check_prepared(cases)
         else:
-            cases = [(name, entry, [to_device(a, e) for a, e in inputs],
-                      expected, element, tolerance)
-                     for name, entry, _, inputs, expected, element, tolerance
-                     in self.cases]
             source = "\n".join(case[2] for case in self.cases)
             compiler.compile_mlir(source, library_path, flags=self.flags)
         if mode == "prepare":
-            self._save(cases)
+            (self.workdir / "cases.json").write_text(json.dumps(
+                [{"name": name, "fingerprints": [_fingerprint(a) for a in arguments]}
+                 for name, _, arguments, *_ in cases]))
             print(f"prepared {len(cases)} cases in {self.workdir}")
             return
         library = runtime.Library(library_path)
@@ -140,26 +145,27 @@ class Suite:
               f"(tfm-compile {' '.join(self.flags) or 'defaults'})")
         sys.exit(1 if failures else 0)
 
-    def _save(self, cases):
-        arrays, index = {}, []
-        for i, (name, entry, arguments, expected, element, tolerance) in \
-                enumerate(cases):
-            for j, argument in enumerate(arguments):
-                arrays[f"{i}_argument{j}"] = argument
-            # f32 keeps a prepared directory small enough to ship to a GPU
-            # machine; its rounding (6e-8 relative) is far below every
-            # tolerance.
-            arrays[f"{i}_expected"] = expected.astype(np.float32)
-            index.append({"name": name, "entry": entry, "element": element,
-                          "tolerance": tolerance, "arguments": len(arguments)})
-        np.savez_compressed(self.workdir / "cases.npz", **arrays)
-        (self.workdir / "cases.json").write_text(json.dumps(index))
+    def _check_prepared(self, cases):
+        """Exits unless `cases` are those the work directory was prepared
+        with: the same names and, within rounding, the same inputs."""
+        prepared = json.loads((self.workdir / "cases.json").read_text())
+        if [case["name"] for case in prepared] != [case[0] for case in cases]:
+            sys.exit(f"{self.workdir}: prepared for other cases; prepare it "
+                     "again from this checkout")
+        for case, (name, _, arguments, *_) in zip(prepared, cases):
+            for saved, argument in zip(case["fingerprints"], arguments):
+                now = _fingerprint(argument)
+                if (saved[:2] != now[:2] or
+                        not np.allclose(saved[2:], now[2:], rtol=1e-6, atol=1e-12)):
+                    sys.exit(f"{name}: inputs differ from the prepared ones "
+                             f"({saved} there, {now} here): NumPy draws other "
+                             "random numbers on this machine")
 
-    def _load(self):
-        arrays = np.load(self.workdir / "cases.npz")
-        return [(case["name"], case["entry"],
-                 [arrays[f"{i}_argument{j}"] for j in range(case["arguments"])],
-                 arrays[f"{i}_expected"].astype(np.float64), case["element"],
-                 case["tolerance"])
-                for i, case in enumerate(
-                    json.loads((self.workdir / "cases.json").read_text()))]
+
+def _fingerprint(array):
+    """Shape, dtype and the float64 sums of the values and of their
+    magnitudes (bf16 arrays are their bits): equal inputs give equal
+    fingerprints up to rounding."""
+    values = np.asarray(array).astype(np.float64)
+    return [list(np.shape(array)), str(np.asarray(array).dtype),
+            float(values.sum()), float(np.abs(values).sum())]
