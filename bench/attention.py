@@ -219,6 +219,12 @@ class Runner:
 
     def run(self, command):
         """The result line of `command`, or (None, why it gave none)."""
+        lines, why = self.run_all(command)
+        return (lines[-1] if lines else None), why
+
+    def run_all(self, command):
+        """Every line `command` prints, parsed (its result lines), or (None,
+        why it gave none)."""
         try:
             done = subprocess.run([str(c) for c in command], env=self.env,
                                   capture_output=True, text=True,
@@ -229,7 +235,11 @@ class Runner:
             return None, f"killed by signal {-done.returncode} (out of memory?)"
         if done.returncode != 0:
             return None, "failed: " + (done.stderr.strip().splitlines() or ["?"])[-1]
-        return parse(done.stdout.strip().splitlines()[-1]), None
+        lines = [line for line in done.stdout.strip().splitlines()
+                 if line.split()[1:] and all("=" in f for f in line.split()[1:])]
+        if not lines:
+            return None, "failed: printed no result"
+        return [parse(line) for line in lines], None
 
     def sgemm(self):
         """The sgemm rate line (GFLOP/s)."""

@@ -5,7 +5,10 @@ through `bench/run.sh model` (bench/README.md).
 
 Each implementation runs in its own subprocess (`model.py worker IMPL DIR`)
 with the benchmark's thread settings, reads the weights and tokens from DIR,
-writes its logits there and prints one result line.
+writes its logits there and prints one result line. `--compare-with
+TFM_COMPILE` also times the model another tfm-compile builds (an earlier
+commit's) as impl `before`; with `--interleave`, `before` and tfm run in one
+process, a call of one then a call of the other.
 """
 
 import argparse
@@ -18,7 +21,7 @@ import time
 
 import numpy as np
 
-from attention import Runner, logits_error, status_kib
+from attention import Runner, logits_error, modified, status_kib
 from tfm import compiler, runtime
 
 BENCH = pathlib.Path(__file__).resolve().parent
@@ -141,12 +144,12 @@ def worker(impl, directory, logits, length, reps, dtype):
         del weights
         call = lambda: torch_logits(config, w, ids, positions, logits)  # noqa: E731
         to_f32 = lambda t: t.float().numpy()  # noqa: E731
+    elif "+" in impl:
+        return interleaved(impl.split("+"), directory, logits, ids, positions,
+                           weights, reps, dtype)
     else:
-        forward = runtime.Library(directory / f"model-{logits}-{dtype}.so")["forward"]
-        convert = runtime.to_bf16 if dtype == "bf16" else (lambda a: a)
-        bound = forward.bind(ids, positions,
-                             *[convert(weights[s["name"]]) for s in forward.inputs[2:]])
-        call = bound
+        call = tfm_call(directory / library_name(impl, logits, dtype), ids,
+                        positions, weights, dtype)
         to_f32 = runtime.from_bf16 if dtype == "bf16" else (lambda a: a)
         del weights
     # The peak from here: converting the weights (bf16) must not count.
@@ -165,7 +168,38 @@ def worker(impl, directory, logits, length, reps, dtype):
           f"rss_extra_kib={extra}")
 
 
-def prepare(directory, config, batch, lengths, logits_modes, dtype):
+def library_name(impl, logits, dtype):
+    return f"model-{logits}-{dtype}{'-before' if impl == 'before' else ''}.so"
+
+
+def tfm_call(path, ids, positions, weights, dtype):
+    """The forward of the library at `path`, bound to these arrays."""
+    forward = runtime.Library(path)["forward"]
+    convert = runtime.to_bf16 if dtype == "bf16" else (lambda a: a)
+    return forward.bind(ids, positions,
+                        *[convert(weights[s["name"]]) for s in forward.inputs[2:]])
+
+
+def interleaved(impls, directory, logits, ids, positions, weights, reps, dtype):
+    """Times the libraries of `impls` call by call in one process, so that
+    both see the same moment of the machine; no RSS (two libraries)."""
+    calls = [tfm_call(directory / library_name(impl, logits, dtype), ids,
+                      positions, weights, dtype) for impl in impls]
+    results = [call() for call in calls]  # warm-up
+    seconds = [[] for _ in calls]
+    for _ in range(reps):
+        for call, times in zip(calls, seconds):
+            start = time.perf_counter()
+            call()
+            times.append(time.perf_counter() - start)
+    to_f32 = runtime.from_bf16 if dtype == "bf16" else (lambda a: a)
+    for impl, result, times in zip(impls, results, seconds):
+        np.save(directory / f"logits-{impl}.npy", to_f32(result))
+        print(f"model impl={impl} seconds={np.median(times):.6f} reps={reps} "
+              f"kernels=- rss_extra_kib=-")
+
+
+def prepare(directory, config, batch, lengths, logits_modes, dtype, before=None):
     """Compiles the model in `dtype` for each logits mode, draws its weights
     (f32; a bf16 run rounds them) and the token ids of each length; returns
     the weights and compile seconds."""
@@ -175,8 +209,16 @@ def prepare(directory, config, batch, lengths, logits_modes, dtype):
     for logits in logits_modes:
         forward = runtime.Library(compiler.compile_model(
             dict(config, logits=logits, dtype=dtype),
-            directory / f"model-{logits}-{dtype}.so"))["forward"]
+            directory / library_name("tfm", logits, dtype)))["forward"]
     compile_seconds = (time.perf_counter() - start) / len(logits_modes)
+    if before:  # `before` compiles the same description
+        os.environ["TFM_COMPILE"] = str(before)
+        try:
+            for logits in logits_modes:
+                compiler.compile_model(dict(config, logits=logits, dtype=dtype),
+                                       directory / library_name("before", logits, dtype))
+        finally:
+            del os.environ["TFM_COMPILE"]
     rng = np.random.default_rng(0)
     weights = {}
     for spec in forward.inputs[2:]:
@@ -216,7 +258,15 @@ def main():
                         help="threads (default $BENCH_THREADS, else the cpus)")
     parser.add_argument("--timeout", type=int, default=1800,
                         help="seconds per implementation before it is skipped")
+    parser.add_argument("--compare-with", metavar="TFM_COMPILE",
+                        help="also time the model this tfm-compile builds "
+                        "(e.g. a build of an earlier commit) as impl 'before'")
+    parser.add_argument("--interleave", action="store_true",
+                        help="with --compare-with: time 'before' and tfm in one "
+                        "process, call by call, instead of one after the other")
     args = parser.parse_args()
+    if args.interleave and not args.compare_with:
+        parser.error("--interleave needs --compare-with")
     config = dict(QUICK if args.quick else FULL)
     if args.layers:
         config["num_layers"] = args.layers
@@ -234,10 +284,16 @@ def main():
         models.append(("example", BENCH / ".build" / "example", example, 2, [64], ["all"]))
 
     tool, built = runner.header()
+    impls, runs = ["torch", "tfm"], ["torch", "tfm"]
+    if args.compare_with:
+        print(f"before: {args.compare_with} (built "
+              f"{modified(pathlib.Path(args.compare_with))})")
+        impls.insert(1, "before")
+        runs = ["torch", "before+tfm"] if args.interleave else impls
     prepared = {}
     for name, directory, model, batch, model_lengths, modes in models:
         weights, compile_seconds = prepare(directory, model, batch, model_lengths, modes,
-                                           args.dtype)
+                                           args.dtype, args.compare_with)
         # Every weight is read once per forward, but the (untied) embedding
         # table: only its rows for the tokens.
         width = 4 if args.dtype == "f32" else 2
@@ -259,10 +315,17 @@ def main():
                 work = flops(model, batch, length, logits)
                 bound = (layer_activation_bytes(model, batch, length) + (64 << 20)) / 2**20
                 torch_seconds = None
-                for impl in ("torch", "tfm"):
-                    result, why = runner.run([sys.executable, BENCH / "model.py", "worker",
-                                              impl, directory, logits, length, reps,
-                                              args.dtype])
+                results = {}
+                for run in runs:
+                    result, why = runner.run_all([sys.executable, BENCH / "model.py",
+                                                  "worker", run, directory, logits,
+                                                  length, reps, args.dtype])
+                    for impl in run.split("+"):
+                        results[impl] = (next((r for r in result
+                                               if r.get("impl", impl) == impl), None)
+                                         if result else None, why)
+                for impl in impls:
+                    result, why = results[impl]
                     head = f"{name:<8} {length:>4} {logits:<6} {impl:<6}"
                     if not result:
                         print(f"{head} {why}")
@@ -272,9 +335,11 @@ def main():
                     if impl == "torch":
                         torch_seconds = seconds
                     elif torch_seconds:
-                        error = logits_error(directory / "logits-tfm.npy",
+                        error = logits_error(directory / f"logits-{impl}.npy",
                                              directory / "logits-torch.npy",
                                              TOLERANCE[args.dtype])
+                    rss = result["rss_extra_kib"]
+                    rss = "-" if rss == "-" else f"{int(rss) / 1024:.1f}"
                     rate = work / seconds / 1e9
                     wrate = prepared[name] / seconds / 1e9
                     print(f"{head} {seconds * 1e3:>9.1f} {batch * length / seconds:>9.1f} "
@@ -282,7 +347,7 @@ def main():
                           f"{100 * rate / peak:>5.1f}% {wrate:>6.1f} "
                           f"{100 * wrate / triad:>5.1f}% "
                           f"{(torch_seconds / seconds if torch_seconds else float('nan')):>8.3f} "
-                          f"{error:>9} {int(result['rss_extra_kib']) / 1024:>8.1f} "
+                          f"{error:>9} {rss:>8} "
                           f"{bound:>6.0f}  {result['kernels']}")
                     sys.stdout.flush()
     runner.closing(sgemm_rate, tool, built)
