@@ -163,6 +163,17 @@ def machine():
             f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
+def add_compare_arguments(parser, what):
+    """--compare-with TFM_COMPILE (`what` it builds is timed as impl
+    'before') and --interleave (both in one process, call by call)."""
+    parser.add_argument("--compare-with", metavar="TFM_COMPILE",
+                        help=f"also time {what} this tfm-compile builds "
+                        "(e.g. a build of an earlier commit) as impl 'before'")
+    parser.add_argument("--interleave", action="store_true",
+                        help="with --compare-with: time 'before' and tfm in one "
+                        "process, call by call, instead of one after the other")
+
+
 def parse(line):
     """The key=value fields of a result line."""
     return dict(field.split("=", 1) for field in line.split()[1:])

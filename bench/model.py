@@ -1,7 +1,8 @@
 """Whole-model benchmark: a LLaMA-style model description compiled by tfm
 against the same model in PyTorch eager (Hugging Face LLaMA math, float32,
-or bfloat16 with `--dtype bf16`), with the same weights and tokens, next to the machine's sgemm rate. Run
-through `bench/run.sh model` (bench/README.md).
+or bfloat16 with `--dtype bf16`), with the same weights and tokens, next to
+the machine's sgemm rate. Run through `bench/run.sh model`
+(bench/README.md).
 
 Each implementation runs in its own subprocess (`model.py worker IMPL DIR`)
 with the benchmark's thread settings, reads the weights and tokens from DIR,
@@ -21,7 +22,7 @@ import time
 
 import numpy as np
 
-from attention import Runner, logits_error, modified, status_kib
+from attention import Runner, add_compare_arguments, logits_error, modified, status_kib
 from tfm import compiler, runtime
 
 BENCH = pathlib.Path(__file__).resolve().parent
@@ -258,12 +259,7 @@ def main():
                         help="threads (default $BENCH_THREADS, else the cpus)")
     parser.add_argument("--timeout", type=int, default=1800,
                         help="seconds per implementation before it is skipped")
-    parser.add_argument("--compare-with", metavar="TFM_COMPILE",
-                        help="also time the model this tfm-compile builds "
-                        "(e.g. a build of an earlier commit) as impl 'before'")
-    parser.add_argument("--interleave", action="store_true",
-                        help="with --compare-with: time 'before' and tfm in one "
-                        "process, call by call, instead of one after the other")
+    add_compare_arguments(parser, "the model")
     args = parser.parse_args()
     if args.interleave and not args.compare_with:
         parser.error("--interleave needs --compare-with")

@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from attention import Runner, modified, parse
+from attention import Runner, add_compare_arguments, modified, parse
 from model import FULL
 from tfm import compiler, runtime
 
@@ -141,12 +141,7 @@ def main():
     parser.add_argument("--timeout", type=int, default=1800,
                         help="seconds per implementation before it is skipped")
     parser.add_argument("--quick", action="store_true", help="fewer baseline repeats")
-    parser.add_argument("--compare-with", metavar="TFM_COMPILE",
-                        help="also time the projections this tfm-compile builds "
-                        "(e.g. a build of an earlier commit) as impl 'before'")
-    parser.add_argument("--interleave", action="store_true",
-                        help="with --compare-with: time 'before' and tfm in one "
-                        "process, call by call, instead of one after the other")
+    add_compare_arguments(parser, "the projections")
     args = parser.parse_args()
     if args.interleave and not args.compare_with:
         parser.error("--interleave needs --compare-with")
