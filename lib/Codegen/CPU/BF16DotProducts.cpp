@@ -220,6 +220,25 @@ Value dotRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
       .getResult(0);
 }
 
+Value amxTileBlock(OpBuilder &b, Location loc, Value rowPairs, Value pairs,
+                   Value sums) {
+  Type f32 = b.getF32Type();
+  LinalgBuilder lb(b, loc);
+  Value summed = lb.generic(
+      {rowPairs, pairs}, {lb.map(4, {0, 2, 3}), lb.map(4, {2, 1, 3})}, sums,
+      lb.map(4, {0, 1}),
+      {utils::IteratorType::parallel, utils::IteratorType::parallel,
+       utils::IteratorType::reduction, utils::IteratorType::reduction},
+      [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+        Value product = arith::MulFOp::create(
+            nb, nl, arith::ExtFOp::create(nb, nl, f32, args[0]),
+            arith::ExtFOp::create(nb, nl, f32, args[1]));
+        return arith::AddFOp::create(nb, nl, args[2], product);
+      });
+  summed.getDefiningOp()->setAttr(kAMXTilesAttr, b.getUnitAttr());
+  return summed;
+}
+
 bool canUseAMXTiles(const Blocking &blocking, int64_t panelDepth) {
   return blocking.columns == kAMXBlockColumns && panelDepth % 32 == 0;
 }
@@ -228,7 +247,7 @@ Value amxRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
                    Value n1, Value y, Value k0, Value begin, Value end,
                    int64_t blockRows) {
   int64_t pairSteps = cast<RankedTensorType>(packed.getType()).getDimSize(1);
-  Type bf16 = builder.getBF16Type(), f32 = builder.getF32Type();
+  Type bf16 = builder.getBF16Type();
   auto index = [](OpBuilder &b, Location l, int64_t value) -> Value {
     return arith::ConstantIndexOp::create(b, l, value);
   };
@@ -252,22 +271,7 @@ Value amxRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
                Value block = slice2D(b, l, carried[0], m0, b.getIndexAttr(0),
                                      b.getIndexAttr(blockRows),
                                      b.getIndexAttr(kAMXBlockColumns));
-               LinalgBuilder lb(b, l);
-               auto sums = lb.generic(
-                   {rowPairs, pairs},
-                   {lb.map(4, {0, 2, 3}), lb.map(4, {2, 1, 3})}, block,
-                   lb.map(4, {0, 1}),
-                   {utils::IteratorType::parallel,
-                    utils::IteratorType::parallel,
-                    utils::IteratorType::reduction,
-                    utils::IteratorType::reduction},
-                   [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-                     Value product = arith::MulFOp::create(
-                         nb, nl, arith::ExtFOp::create(nb, nl, f32, args[0]),
-                         arith::ExtFOp::create(nb, nl, f32, args[1]));
-                     return arith::AddFOp::create(nb, nl, args[2], product);
-                   });
-               sums.getDefiningOp()->setAttr(kAMXTilesAttr, b.getUnitAttr());
+               Value sums = amxTileBlock(b, l, rowPairs, pairs, block);
                scf::YieldOp::create(b, l,
                                     insert2D(b, l, sums, carried[0], m0,
                                              b.getIndexAttr(0),

@@ -119,6 +119,12 @@ constexpr int64_t kMaxAMXPanelDepth = 2048;
 /// runs on AMX tiles (amxRowBlocks); tfm-cpu-vectorize leaves them alone.
 constexpr llvm::StringLiteral kAMXTilesAttr = "tfm.amx_tiles";
 
+/// sums[r, c] += Σ_kp,t rowPairs[r, kp, t] · pairs[kp, c, t] ([R, KC/2, 2],
+/// [KC/2, C, 2] and [R, C] f32): one generic marked kAMXTilesAttr, the
+/// form tfm-cpu-lower-amx turns into AMX tiles.
+Value amxTileBlock(OpBuilder &b, Location loc, Value rowPairs, Value pairs,
+                   Value sums);
+
 /// Whether a column block of `blocking` (its pairs packed asBF16) can run
 /// its rows through AMX tiles: 32-column panels of 32-step multiples.
 bool canUseAMXTiles(const Blocking &blocking, int64_t panelDepth);

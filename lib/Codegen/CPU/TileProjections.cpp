@@ -372,6 +372,161 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
   return kLoop.getResult(0);
 }
 
+/// Rows of a bf16 projection up to which AMX tiles read the weights in
+/// place as their A operand (inPlaceAMXColumnBlock) rather than packing
+/// them into pairs. Intel Xeon, 2 threads, issue 14's shapes with their
+/// weights in cache: 1.07-1.7x the packed form at 32 rows, 1.0-1.2x at 128;
+/// in the whole bf16 model, weights from memory: 1.05x at S = 64, 0.96x
+/// at S = 128.
+constexpr int64_t kInPlaceAMXRows = 64;
+
+/// The rows [M, K] bf16 of a projection in AMX pairs for inPlaceAMXColumnBlock:
+/// [M / 32, K / 2, 2 x 32], the 32-row block at m0 as [K/2, 32, 2] (only
+/// whole 32-row blocks; the rows after them are read as they are).
+Value inPlaceRowPairs(OpBuilder &builder, Location loc, Value rows) {
+  auto type = cast<RankedTensorType>(rows.getType());
+  int64_t depth = type.getDimSize(1);
+  auto index = [](OpBuilder &b, Location l, int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, l, value);
+  };
+  Value count = tensor::DimOp::create(builder, loc, rows, 0);
+  Value blocks = arith::DivUIOp::create(builder, loc, count,
+                                        index(builder, loc, kAMXBlockRows));
+  Value pairs = tensor::EmptyOp::create(
+      builder, loc,
+      ArrayRef<int64_t>{ShapedType::kDynamic, depth / 2, 2 * kAMXBlockRows},
+      builder.getBF16Type(), ValueRange{blocks});
+  // Threads over the 32-row blocks.
+  auto forall = scf::ForallOp::create(builder, withStaticSchedule(loc),
+                                      ArrayRef<OpFoldResult>{blocks},
+                                      ValueRange{pairs}, std::nullopt);
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPoint(forall.getBody()->getTerminator());
+  Value block = forall.getInductionVar(0);
+  Value m0 = arith::MulIOp::create(builder, loc, block,
+                                   index(builder, loc, kAMXBlockRows));
+  Value packed = packBF16Pairs(builder, loc, rows, m0, index(builder, loc, 0),
+                               kAMXBlockRows, depth, /*asBF16=*/true);
+  builder.setInsertionPointToStart(forall.getTerminator().getBody());
+  OpFoldResult zero = builder.getIndexAttr(0), one = builder.getIndexAttr(1);
+  tensor::ParallelInsertSliceOp::create(
+      builder, loc, packed, forall.getRegionIterArgs()[0],
+      ArrayRef<OpFoldResult>{block, zero, zero},
+      ArrayRef<OpFoldResult>{one, builder.getIndexAttr(depth / 2),
+                             builder.getIndexAttr(2 * kAMXBlockRows)},
+      ArrayRef<OpFoldResult>{one, one, one});
+  return forall.getResult(0);
+}
+
+/// y[m0 : +32, n1 : +32] of a bf16 projection on AMX tiles that read its
+/// weights in place: yᵀ[n, m] = Σ w[nBlock + n1 + n, k] · rows[m0 + m, k]
+/// summed in an f32 scratch (the weights as A tiles, 16 rows of 32 steps
+/// read with stride K; the rows' inPlaceRowPairs as B tiles), then added to
+/// y transposed.
+Value inPlaceAMXBlock(OpBuilder &b, Location loc, Value rowPairs, Value w,
+                      Value y, Value nBlock, Value m0, Value n1) {
+  int64_t depth = cast<RankedTensorType>(w.getType()).getDimSize(1);
+  int64_t panelDepth = blockSize(depth, 32, kMaxAMXPanelDepth);
+  Type bf16 = b.getBF16Type();
+  auto index = [](OpBuilder &b, Location l, int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, l, value);
+  };
+  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+  LinalgBuilder lb(b, loc);
+  Value sums = lb.filledF32(
+      {b.getIndexAttr(kAMXBlockColumns), b.getIndexAttr(kAMXBlockRows)}, 0.0);
+  Value pairBlock =
+      arith::DivUIOp::create(b, loc, m0, index(b, loc, kAMXBlockRows));
+  Value weightRow = arith::AddIOp::create(b, loc, nBlock, n1);
+  auto kLoop = scf::ForOp::create(
+      b, loc, index(b, loc, 0), index(b, loc, depth), index(b, loc, panelDepth),
+      ValueRange{sums},
+      [&](OpBuilder &kb, Location kl, Value k0, ValueRange carried) {
+        // [32, KC] weights as [32, KC/2, 2]; [KC/2, 2 x 32] row pairs as
+        // [KC/2, 32, 2].
+        Value weights =
+            slice2D(kb, kl, w, weightRow, k0, kb.getIndexAttr(kAMXBlockColumns),
+                    kb.getIndexAttr(panelDepth));
+        Value weightPairs = tensor::ExpandShapeOp::create(
+            kb, kl,
+            RankedTensorType::get({kAMXBlockColumns, panelDepth / 2, 2}, bf16),
+            weights, SmallVector<ReassociationIndices>{{0}, {1, 2}});
+        Value kp0 = arith::DivUIOp::create(kb, kl, k0, index(kb, kl, 2));
+        Value pairs = tensor::ExtractSliceOp::create(
+            kb, kl,
+            RankedTensorType::get({panelDepth / 2, 2 * kAMXBlockRows}, bf16),
+            rowPairs, ArrayRef<OpFoldResult>{pairBlock, kp0, zero},
+            ArrayRef<OpFoldResult>{one, kb.getIndexAttr(panelDepth / 2),
+                                   kb.getIndexAttr(2 * kAMXBlockRows)},
+            ArrayRef<OpFoldResult>{one, one, one});
+        Value pairView = tensor::ExpandShapeOp::create(
+            kb, kl,
+            RankedTensorType::get({panelDepth / 2, kAMXBlockRows, 2}, bf16),
+            pairs, SmallVector<ReassociationIndices>{{0}, {1, 2}});
+        Value summed = amxTileBlock(kb, kl, weightPairs, pairView, carried[0]);
+        scf::YieldOp::create(kb, kl, summed);
+      });
+  Value out = slice2D(b, loc, y, m0, n1, b.getIndexAttr(kAMXBlockRows),
+                      b.getIndexAttr(kAMXBlockColumns));
+  Value added =
+      lb.generic({kLoop.getResult(0)}, {lb.map(2, {1, 0})}, out,
+                 lb.map(2, {0, 1}), {Iter::parallel, Iter::parallel},
+                 [](OpBuilder &gb, Location gl, ValueRange args) -> Value {
+                   return arith::AddFOp::create(gb, gl, args[1], args[0]);
+                 });
+  return insert2D(b, loc, added, y, m0, n1, b.getIndexAttr(kAMXBlockRows),
+                  b.getIndexAttr(kAMXBlockColumns));
+}
+
+/// One [M, NB] column block of a bf16 projection on AMX tiles that read its
+/// weights in place: `init` + rows · w[nBlock : +NB, :]ᵀ where `rows` are
+/// bf16 [M, K] and `rowPairs` their inPlaceRowPairs. Each 32-column block
+/// of weights (in L2 after the first) against every whole 32-row block
+/// (inPlaceAMXBlock), then against the rows after those through dot
+/// products.
+Value inPlaceAMXColumnBlock(OpBuilder &builder, Location loc, Value rows,
+                            Value rowPairs, Value w, Value init, Value nBlock) {
+  int64_t block = cast<RankedTensorType>(init.getType()).getDimSize(1);
+  int64_t depth = cast<RankedTensorType>(w.getType()).getDimSize(1);
+  auto index = [](OpBuilder &b, Location l, int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, l, value);
+  };
+  Value count = tensor::DimOp::create(builder, loc, rows, 0);
+  Value whole = arith::SubIOp::create(
+      builder, loc, count,
+      arith::RemUIOp::create(builder, loc, count,
+                             index(builder, loc, kAMXBlockRows)));
+  OpFoldResult zero = builder.getIndexAttr(0);
+  Value left = arith::SubIOp::create(builder, loc, count, whole);
+  Value restRows = slice2D(builder, loc, rows, whole, zero, left,
+                           builder.getIndexAttr(depth));
+  return scf::ForOp::create(
+             builder, loc, index(builder, loc, 0), index(builder, loc, block),
+             index(builder, loc, kAMXBlockColumns), ValueRange{init},
+             [&](OpBuilder &b, Location l, Value n1, ValueRange carried) {
+               auto rowLoop = scf::ForOp::create(
+                   b, l, index(b, l, 0), whole, index(b, l, kAMXBlockRows),
+                   carried,
+                   [&](OpBuilder &mb, Location ml, Value m0, ValueRange inner) {
+                     scf::YieldOp::create(mb, ml,
+                                          inPlaceAMXBlock(mb, ml, rowPairs, w,
+                                                          inner[0], nBlock, m0,
+                                                          n1));
+                   });
+               // The rows after the whole blocks against the same 32 weight
+               // rows, in cache now: streamed through dot products.
+               Value y = rowLoop.getResult(0);
+               OpFoldResult columns = b.getIndexAttr(kAMXBlockColumns);
+               Value rest = streamedDotColumnBlock(
+                   b, l, restRows, w, Value(), linalg::GenericOp(),
+                   slice2D(b, l, y, whole, n1, left, columns),
+                   arith::AddIOp::create(b, l, nBlock, n1));
+               scf::YieldOp::create(
+                   b, l, insert2D(b, l, rest, y, whole, n1, left, columns));
+             })
+      .getResult(0);
+}
+
 /// The streamed form for a few rows, each weight read once, in place: for
 /// each row m of `a`, f32 lane-wise partial sums p[n, l] = Σ_kc
 /// a[m, kc·L + l] · w[n, kc·L + l] (L = `lanes`), which tfm-cpu-vectorize
@@ -921,6 +1076,16 @@ void tileProjectionGroups(RewriterBase &rewriter,
         });
       }))
     streamRows = std::max(streamRows, amx ? kAMXTileRows : kDotStreamRows);
+  // bf16 weights on AMX tiles whose whole 32-column blocks cover N.
+  bool inPlaceAMX =
+      amx && bf16Dot && !tail && main.columns == kAMXBlockColumns &&
+      main.block % kAMXBlockColumns == 0 &&
+      llvm::all_of(groups, [&](ProjectionGroup &group) {
+        return llvm::all_of(group.projections, [&](linalg::GenericOp p) {
+          Value w = p.getDpsInputs()[1];
+          return canPackBF16Dot(w, main) && canStreamBF16Dot(w, main.block);
+        });
+      });
   Value fewRows = arith::CmpIOp::create(
       rewriter, loc, arith::CmpIPredicate::ult, rows,
       arith::ConstantIndexOp::create(rewriter, loc, streamRows));
@@ -933,7 +1098,53 @@ void tileProjectionGroups(RewriterBase &rewriter,
         llvm::DenseMap<Operation *, Value> rounded = roundOnce(b, l);
         auto packedMain = packedWith(main, rounded);
         auto packedTail = packedWith(tail ? *tail : main, rounded);
-        loops(b, l, main.block, tailBlock, packedMain, packedTail);
+        if (!inPlaceAMX) {
+          loops(b, l, main.block, tailBlock, packedMain, packedTail);
+          return;
+        }
+        // Up to kInPlaceAMXRows rows, AMX tiles read the weights in place,
+        // unless the rows after the whole 32-row blocks fill a 16-row tile,
+        // which only the packed form has (through dot products they would
+        // take longer than all the tiles: 2x for the whole model at S = 48).
+        auto constant = [&](int64_t value) -> Value {
+          return arith::ConstantIndexOp::create(b, l, value);
+        };
+        Value fits = arith::AndIOp::create(
+            b, l,
+            arith::CmpIOp::create(b, l, arith::CmpIPredicate::ule, rows,
+                                  constant(kInPlaceAMXRows)),
+            arith::CmpIOp::create(
+                b, l, arith::CmpIPredicate::ult,
+                arith::RemUIOp::create(b, l, rows, constant(kAMXBlockRows)),
+                constant(kAMXTileRows)));
+        auto choice = scf::IfOp::create(
+            b, l, fits,
+            [&](OpBuilder &ib, Location il) {
+              llvm::DenseMap<Value, Value> pairsOf;
+              auto rowsOf = [&](linalg::GenericOp projection, Value a) {
+                Value rounded_ = rounded.lookup(projection);
+                return rounded_ ? rounded_ : a;
+              };
+              for (ProjectionGroup &group : groups)
+                for (linalg::GenericOp projection : group.projections) {
+                  Value r = rowsOf(projection, group.rows());
+                  if (!pairsOf.count(r))
+                    pairsOf[r] = inPlaceRowPairs(ib, il, r);
+                }
+              auto inPlace = [&](OpBuilder &cb, Location cl, Value a,
+                                 linalg::GenericOp projection, Value init,
+                                 Value nBlock) {
+                Value r = rowsOf(projection, a);
+                return inPlaceAMXColumnBlock(cb, cl, r, pairsOf.lookup(r),
+                                             projection.getDpsInputs()[1], init,
+                                             nBlock);
+              };
+              loops(ib, il, main.block, tailBlock, inPlace, inPlace);
+            },
+            [&](OpBuilder &ib, Location il) {
+              loops(ib, il, main.block, tailBlock, packedMain, packedTail);
+            });
+        scf::YieldOp::create(b, l, choice.getResults());
       });
   // A viewed group's root is its epilogue, on the view's shape.
   auto replaceRoot = [&](ProjectionGroup &group, Value columns) {

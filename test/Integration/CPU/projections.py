@@ -54,14 +54,17 @@ suite.add_op("linear_bf16_m130", "tfm.linear %a0, %a1",
 # rows against 4 weight rows, the rows left against 8), else widened to
 # f32. With the dot products, a short prompt (M = 43: 10 blocks of 4 rows
 # and 3 rows) streams them too; more rows (M = 130) pack them, as pairs for
-# the dot products where they apply. Where the CPU also has AMX-BF16, 16
-# rows and more pack them, and blocks of 32 and 16 rows run on AMX tiles:
-# M = 16 and 24 (a 16-row block, then an 8-row dot block), 32 (one 32-row
-# block), 43 (one, then an 8-row dot block and single rows), 48 (32 and
-# 16), 63 (32, 16, 8 and 7 rows), 130 and 301 (three chunks of up to 128
-# rows). K = 256 (whole dot steps; one
-# 256-step panel), K = 80 (not: widened), N = 101 (a 5-column tail block:
-# widened), K = 96 (one 96-step panel of pairs: three 32-step tile steps).
+# the dot products where they apply. Where the CPU also has AMX-BF16, AMX
+# tiles take 16 rows and more: up to 64 rows, where whole 32-column blocks
+# cover N and fewer than 16 rows follow the whole 32-row blocks, reading the
+# weights in place (M = 32: one 32-row block; 43: one, then 11 rows through
+# dot products); else packing them, in blocks of 32 and 16 rows (M = 48 and
+# 63: a 32-row and a 16-row block, then 15 rows through dot products;
+# M = 16 and 24: a 16-row block, then an 8-row
+# dot block; 130 and 301: three chunks of up to 128 rows; N = 101, with its
+# column tail, from 16 rows on). K = 256 (whole dot steps; one 256-step panel), K = 80 (not:
+# widened), N = 101 (a 5-column tail block: widened), K = 96 (one 96-step
+# panel of pairs: three 32-step tile steps).
 for k, n in [(256, 320), (80, 96), (256, 101), (96, 160)]:
     w = rng.standard_normal((n, k)) / np.sqrt(k)
     name = f"linear_bf16_{k}_to_{n}"
@@ -120,6 +123,18 @@ for kind in ("swiglu", "geglu", "gelu", "gelu_tanh", "relu", "silu"):
 x = rng.standard_normal((2, 65, d_model))
 r = [rounded(a, "bf16") for a in (x, gate, up, down)]
 suite.add_op("ffn_swiglu_bf16_epilogue_m130", "tfm.ffn swiglu %a0 gate(%a1) up(%a2) down(%a3)",
+             [(x, "bf16"), (gate, "bf16"), (up, "bf16"), (down, "bf16")],
+             (None, None, d_model), "bf16", reference.ffn("swiglu", r[0], r[2], r[3], gate=r[1]),
+             types=[tensor((None, None, d_model), "bf16"), tensor((d_ff, d_model), "bf16"),
+                    tensor((d_ff, d_model), "bf16"), tensor((d_model, d_ff), "bf16")])
+# The same with whole 32-column blocks (d_ff = 96) and 45 rows: on AMX, tiles
+# that read the weights in place (one 32-row block), then 13 streamed rows.
+d_ff = 96
+gate, up, down = (rng.standard_normal(shape) / np.sqrt(shape[1])
+                  for shape in ((d_ff, d_model), (d_ff, d_model), (d_model, d_ff)))
+x = rng.standard_normal((1, 45, d_model))
+r = [rounded(a, "bf16") for a in (x, gate, up, down)]
+suite.add_op("ffn_swiglu_bf16_epilogue_m45", "tfm.ffn swiglu %a0 gate(%a1) up(%a2) down(%a3)",
              [(x, "bf16"), (gate, "bf16"), (up, "bf16"), (down, "bf16")],
              (None, None, d_model), "bf16", reference.ffn("swiglu", r[0], r[2], r[3], gate=r[1]),
              types=[tensor((None, None, d_model), "bf16"), tensor((d_ff, d_model), "bf16"),
