@@ -1122,8 +1122,8 @@ void tileProjectionGroups(RewriterBase &rewriter,
             [&](OpBuilder &ib, Location il) {
               llvm::DenseMap<Value, Value> pairsOf;
               auto rowsOf = [&](linalg::GenericOp projection, Value a) {
-                Value rounded_ = rounded.lookup(projection);
-                return rounded_ ? rounded_ : a;
+                Value copy = rounded.lookup(projection);
+                return copy ? copy : a;
               };
               for (ProjectionGroup &group : groups)
                 for (linalg::GenericOp projection : group.projections) {
