@@ -384,12 +384,13 @@ void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
       }
 }
 
-/// The projection's fill and contraction -> the kernel's gpu.launch,
-/// skipped when A has no rows (an empty grid, which CUDA refuses).
+/// The projection's fill and contraction -> the kernel's gpu.launch. With
+/// no rows its grid is empty, which the runtime skips (mgpuLaunchKernel):
+/// no host branch around it, which would make gpu-async-region wait for
+/// the stream before and after it.
 void launchKernel(IRRewriter &rewriter, Projection p) {
   Location loc = p.contraction.getLoc();
   rewriter.setInsertionPoint(p.contraction);
-  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
   Value rows = memref::DimOp::create(rewriter, loc, p.a, 0);
   Type element = cast<MemRefType>(p.b.getType()).getElementType();
   Value narrowed;
@@ -423,11 +424,6 @@ void launchKernel(IRRewriter &rewriter, Projection p) {
       out = memref::CollapseShapeOp::create(
           rewriter, loc, out, p.view.getReassociationIndices());
   }
-  auto guard = scf::IfOp::create(
-      rewriter, loc,
-      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sgt, rows,
-                            zero));
-  rewriter.setInsertionPointToStart(guard.thenBlock());
   auto constant = [&](int64_t value) {
     return arith::ConstantIndexOp::create(rewriter, loc, value);
   };
