@@ -713,8 +713,14 @@ def TfmGPUMapToKernelsPass
       32nd step from the neutral element (reading consecutive elements),
       combine their folds by xor shuffles, and lane 0 folds the result into
       the element (the sum is reassociated, as GPU libraries do);
-    - a host-level sequential loop, or a store, runs in a one-thread
-      kernel (the index check's reduction over the token ids);
+    - a host-level nest of sequential loops that folds a predicate of
+      every point into one i1 element with `andi` or `ori` (an input
+      check: every token id in range) gets a thread per point, which
+      stores the absorbing value (false for `andi`, true for `ori`) when
+      its predicate has it: the folds are idempotent, so order and races
+      do not matter, and no thread reads the element;
+    - any other host-level sequential loop, or a store, runs in a
+      one-thread kernel;
     - a host-level load (a check's verdict) is copied to a host buffer and
       read after the device has finished (`gpu.wait`);
     - `memref.copy` becomes a parallel loop first, so strided views copy

@@ -262,26 +262,27 @@ void foldInWarp(RewriterBase &rewriter, Location loc, RowReduction r,
   rewriter.clone(*r.store, mapping);
 }
 
-/// One thread per point of `loop`'s iteration space, the last dim fastest;
-/// a point that folds a row (RowReduction) gets a warp.
-LogicalResult mapParallelLoop(RewriterBase &rewriter, scf::ParallelOp loop,
-                              int64_t blockSize) {
-  if (loop.getNumReductions() != 0)
-    return loop.emitOpError("with reductions has no GPU mapping yet");
-  std::optional<RowReduction> reduction;
-  if (blockSize % 32 == 0)
-    reduction = matchRowReduction(loop);
-  int64_t lanes = reduction ? 32 : 1;
-  Location loc = loop.getLoc();
-  rewriter.setInsertionPoint(loop);
+/// A launch with `lanes` threads per point of the iteration space
+/// [lower, upper) by `step`, flattened with the last dim fastest, in blocks
+/// of `blockSize`; the builder is left inside the branch of the points in
+/// range (a warp's lanes share their point: in range or out of it
+/// together).
+struct PointLaunch {
+  gpu::LaunchOp launch;
+  SmallVector<Value> indices; // the point's
+  Value lane;                 // with lanes > 1
+};
+
+PointLaunch launchPerPoint(RewriterBase &rewriter, Location loc,
+                           ValueRange lower, ValueRange upper, ValueRange step,
+                           int64_t blockSize, int64_t lanes) {
   // Trip counts, and their product: the number of points.
   SmallVector<Value> counts;
   Value total = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  for (auto [lb, ub, step] : llvm::zip(
-           loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+  for (auto [lb, ub, stride] : llvm::zip(lower, upper, step)) {
     Value extent = rewriter.createOrFold<arith::SubIOp>(loc, ub, lb);
     Value count =
-        rewriter.createOrFold<arith::CeilDivSIOp>(loc, extent, step);
+        rewriter.createOrFold<arith::CeilDivSIOp>(loc, extent, stride);
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
     count = rewriter.createOrFold<arith::MaxSIOp>(loc, count, zero);
     counts.push_back(count);
@@ -291,25 +292,25 @@ LogicalResult mapParallelLoop(RewriterBase &rewriter, scf::ParallelOp loop,
       loc, total, arith::ConstantIndexOp::create(rewriter, loc, lanes));
   Value block = arith::ConstantIndexOp::create(rewriter, loc, blockSize);
   Value grid = rewriter.createOrFold<arith::CeilDivUIOp>(loc, threads, block);
-  gpu::LaunchOp launch = createLaunch(rewriter, loc, grid, block);
+  PointLaunch result;
+  result.launch = createLaunch(rewriter, loc, grid, block);
 
-  gpu::KernelDim3 blockIds = launch.getBlockIds();
-  gpu::KernelDim3 threadIds = launch.getThreadIds();
+  gpu::KernelDim3 blockIds = result.launch.getBlockIds();
+  gpu::KernelDim3 threadIds = result.launch.getThreadIds();
   Value id = rewriter.createOrFold<arith::AddIOp>(
       loc, rewriter.createOrFold<arith::MulIOp>(loc, blockIds.x, block),
       threadIds.x);
-  Value point = id, lane;
-  if (reduction) {
-    Value warp = arith::ConstantIndexOp::create(rewriter, loc, 32);
-    point = arith::DivUIOp::create(rewriter, loc, id, warp);
-    lane = arith::RemUIOp::create(rewriter, loc, id, warp);
+  Value point = id;
+  if (lanes > 1) {
+    Value width = arith::ConstantIndexOp::create(rewriter, loc, lanes);
+    point = arith::DivUIOp::create(rewriter, loc, id, width);
+    result.lane = arith::RemUIOp::create(rewriter, loc, id, width);
   }
-  // A warp's lanes share their point: in range or out of it together.
   Value inRange = arith::CmpIOp::create(
       rewriter, loc, arith::CmpIPredicate::ult, point, total);
   auto guard = scf::IfOp::create(rewriter, loc, inRange);
   rewriter.setInsertionPoint(guard.thenBlock()->getTerminator());
-  IRMapping mapping;
+  result.indices.resize(counts.size());
   Value rest = point;
   for (int64_t d = counts.size() - 1; d >= 0; --d) {
     Value index =
@@ -317,20 +318,136 @@ LogicalResult mapParallelLoop(RewriterBase &rewriter, scf::ParallelOp loop,
                : rewriter.createOrFold<arith::RemUIOp>(loc, rest, counts[d]);
     if (d > 0)
       rest = rewriter.createOrFold<arith::DivUIOp>(loc, rest, counts[d]);
-    Value iv = rewriter.createOrFold<arith::AddIOp>(
-        loc, loop.getLowerBound()[d],
-        rewriter.createOrFold<arith::MulIOp>(loc, index, loop.getStep()[d]));
-    mapping.map(loop.getInductionVars()[d], iv);
+    result.indices[d] = rewriter.createOrFold<arith::AddIOp>(
+        loc, lower[d],
+        rewriter.createOrFold<arith::MulIOp>(loc, index, step[d]));
   }
+  return result;
+}
+
+/// One thread per point of `loop`'s iteration space; a point that folds a
+/// row (RowReduction) gets a warp.
+LogicalResult mapParallelLoop(RewriterBase &rewriter, scf::ParallelOp loop,
+                              int64_t blockSize) {
+  if (loop.getNumReductions() != 0)
+    return loop.emitOpError("with reductions has no GPU mapping yet");
+  std::optional<RowReduction> reduction;
+  if (blockSize % 32 == 0)
+    reduction = matchRowReduction(loop);
+  rewriter.setInsertionPoint(loop);
+  PointLaunch points = launchPerPoint(
+      rewriter, loop.getLoc(), loop.getLowerBound(), loop.getUpperBound(),
+      loop.getStep(), blockSize, reduction ? 32 : 1);
+  IRMapping mapping;
+  mapping.map(loop.getInductionVars(), points.indices);
   for (Operation &op : loop.getBody()->without_terminator()) {
     if (reduction && &op == reduction->inner.getOperation())
       break;
     rewriter.clone(op, mapping);
   }
   if (reduction)
-    foldInWarp(rewriter, loc, *reduction, lane, mapping);
+    foldInWarp(rewriter, loop.getLoc(), *reduction, points.lane, mapping);
   rewriter.eraseOp(loop);
-  return prepareKernelBody(rewriter, launch);
+  return prepareKernelBody(rewriter, points.launch);
+}
+
+/// A nest of sequential loops that folds a predicate of every point into
+/// one i1 element with `andi` or `ori` (the input checks: "every id is in
+/// range"): `M[idx] = M[idx] op p(point)`, idx fixed. Both folds are
+/// idempotent, so the points may run in any order in any thread, each
+/// storing the absorbing value (false for andi, true for ori) when its
+/// predicate has it, without reading M.
+struct PredicateFold {
+  SmallVector<scf::ForOp> loops; // the outermost first
+  memref::LoadOp load;           // M[idx]
+  memref::StoreOp store;         // M[idx] = combined
+  Operation *combine;            // andi or ori of M[idx] and `partial`
+  Value partial;                 // p(point)
+};
+
+std::optional<PredicateFold> matchPredicateFold(scf::ForOp outer) {
+  PredicateFold f;
+  for (scf::ForOp loop = outer; loop;) {
+    if (loop.getNumResults() != 0)
+      return std::nullopt;
+    // Bounds fixed across the nest.
+    for (Value bound :
+         {loop.getLowerBound(), loop.getUpperBound(), loop.getStep()})
+      if (outer.getRegion().isAncestor(bound.getParentRegion()))
+        return std::nullopt;
+    f.loops.push_back(loop);
+    Block *body = loop.getBody();
+    loop = body->getOperations().size() == 2
+               ? dyn_cast<scf::ForOp>(body->front())
+               : nullptr;
+  }
+  Block *body = f.loops.back().getBody();
+  for (Operation &op : body->without_terminator()) {
+    if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      if (f.store)
+        return std::nullopt;
+      f.store = store;
+    } else if (!isa<memref::LoadOp>(op) && !isMemoryEffectFree(&op)) {
+      return std::nullopt;
+    }
+  }
+  if (!f.store || !f.store.getValueToStore().getType().isInteger(1))
+    return std::nullopt;
+  for (Value index : f.store.getIndices())
+    if (outer.getRegion().isAncestor(index.getParentRegion()))
+      return std::nullopt;
+  f.combine = f.store.getValueToStore().getDefiningOp();
+  if (!f.combine || f.combine->getBlock() != body ||
+      !isa<arith::AndIOp, arith::OrIOp>(f.combine))
+    return std::nullopt;
+  for (int64_t i = 0; i < 2; ++i) {
+    auto load = f.combine->getOperand(i).getDefiningOp<memref::LoadOp>();
+    if (load && load.getMemRef() == f.store.getMemRef() &&
+        load.getIndices() == f.store.getIndices() && load->hasOneUse()) {
+      f.load = load;
+      f.partial = f.combine->getOperand(1 - i);
+    }
+  }
+  if (!f.load || f.partial == f.load.getResult())
+    return std::nullopt;
+  for (Operation &op : body->without_terminator())
+    if (auto load = dyn_cast<memref::LoadOp>(op);
+        load && load != f.load && load.getMemRef() == f.store.getMemRef())
+      return std::nullopt;
+  return f;
+}
+
+/// `f` with one thread per point of its loop nest.
+LogicalResult mapPredicateFold(RewriterBase &rewriter, PredicateFold f,
+                               int64_t blockSize) {
+  SmallVector<Value> lower, upper, step;
+  for (scf::ForOp loop : f.loops) {
+    lower.push_back(loop.getLowerBound());
+    upper.push_back(loop.getUpperBound());
+    step.push_back(loop.getStep());
+  }
+  scf::ForOp outer = f.loops.front();
+  Location loc = outer.getLoc();
+  rewriter.setInsertionPoint(outer);
+  PointLaunch points =
+      launchPerPoint(rewriter, loc, lower, upper, step, blockSize, 1);
+  IRMapping mapping;
+  for (auto [loop, index] : llvm::zip(f.loops, points.indices))
+    mapping.map(loop.getInductionVar(), index);
+  for (Operation &op : f.loops.back().getBody()->without_terminator())
+    if (&op != f.load && &op != f.store && &op != f.combine)
+      rewriter.clone(op, mapping);
+  bool absorbing = isa<arith::OrIOp>(f.combine);
+  Value partial = mapping.lookupOrDefault(f.partial);
+  Value absorbed = arith::CmpIOp::create(
+      rewriter, loc, arith::CmpIPredicate::eq, partial,
+      arith::ConstantIntOp::create(rewriter, loc, absorbing, 1));
+  auto write = scf::IfOp::create(rewriter, loc, absorbed);
+  rewriter.setInsertionPoint(write.thenBlock()->getTerminator());
+  mapping.map(f.store.getValueToStore(), partial);
+  rewriter.clone(*f.store, mapping);
+  rewriter.eraseOp(outer);
+  return prepareKernelBody(rewriter, points.launch);
 }
 
 /// Runs `op` (a sequential loop or a store) in a kernel of one thread.
@@ -408,6 +525,10 @@ struct TfmGPUMapToKernelsPass
         continue; // a dedicated kernel (tfm-gpu-lower-buffer-attention, tfm-gpu-tensor-core-matmul)
       } else if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
         result = mapParallelLoop(rewriter, loop, blockSize);
+      } else if (auto fold = isa<scf::ForOp>(op)
+                                 ? matchPredicateFold(cast<scf::ForOp>(op))
+                                 : std::nullopt) {
+        result = mapPredicateFold(rewriter, *fold, blockSize);
       } else if (isa<scf::ForOp, scf::WhileOp, memref::StoreOp>(op)) {
         result = runInOneThread(rewriter, op);
       } else if (auto load = dyn_cast<memref::LoadOp>(op)) {

@@ -48,15 +48,23 @@ func.func @elementwise(%x: memref<?x64xf32>, %y: memref<?x64xf32>) {
 }
 
 // Host buffers become device buffers; a copy becomes a copy kernel; a
-// host-level sequential loop (a reduction over every element) runs in a
-// one-thread kernel; a host read of its verdict is copied back after the
-// device has finished.
+// host-level store runs in a one-thread kernel; a sequential loop that
+// folds a predicate of every element into one flag with andi (an input
+// check) gets a thread per element, which stores false when its element
+// fails (no thread reads the flag); a host read of the verdict is copied
+// back after the device has finished.
 // CHECK-LABEL: func.func @check
 // CHECK: %[[FLAG:.*]] = gpu.alloc () : memref<i1>
 // CHECK: gpu.launch blocks(%{{.*}}) in (%{{.*}} = %[[C1:.*]], %{{.*}} = %[[C1]], %{{.*}} = %[[C1]]) threads(%{{.*}}) in (%{{.*}} = %[[C1]], %{{.*}} = %[[C1]], %{{.*}} = %[[C1]])
 // CHECK:   memref.store %{{.*}}, %[[FLAG]][]
-// CHECK: gpu.launch blocks(%{{.*}}) in (%{{.*}} = %[[C1]], %{{.*}} = %[[C1]], %{{.*}} = %[[C1]]) threads(%{{.*}}) in (%{{.*}} = %[[C1]], %{{.*}} = %[[C1]], %{{.*}} = %[[C1]])
-// CHECK:   scf.for
+// CHECK: %[[GRID:.*]] = arith.ceildivui %{{.*}}, %c128
+// CHECK: gpu.launch blocks(%{{.*}}) in (%{{.*}} = %[[GRID]], %{{.*}} = %[[C1]], %{{.*}} = %[[C1]]) threads(%{{.*}}) in (%{{.*}} = %c128, %{{.*}} = %[[C1]], %{{.*}} = %[[C1]])
+// CHECK:   scf.if
+// CHECK:     %[[IN:.*]] = arith.cmpi slt
+// CHECK:     %[[FAILS:.*]] = arith.cmpi eq, %[[IN]], %false
+// CHECK:     scf.if %[[FAILS]] {
+// CHECK-NEXT:  memref.store %[[IN]], %[[FLAG]][]
+// CHECK-NOT: scf.for
 // CHECK: %[[HOST:.*]] = memref.alloca() : memref<i1>
 // CHECK: gpu.memcpy %[[HOST]], %[[FLAG]] : memref<i1>, memref<i1>
 // CHECK: gpu.wait
@@ -94,6 +102,56 @@ func.func @check(%ids: memref<?xi32>, %out: memref<?xi32>) -> i1 {
   }
   memref.dealloc %flag : memref<i1>
   return %ok : i1
+}
+
+// The same over a nest of loops with ori ("any element negative"): a
+// thread per point of the nest, storing true when its element has it.
+// CHECK-LABEL: func.func @any_negative
+// CHECK: gpu.launch
+// CHECK:   scf.if
+// CHECK:     %[[NEG:.*]] = arith.cmpf olt
+// CHECK:     %[[HAS:.*]] = arith.cmpi eq, %[[NEG]], %true
+// CHECK:     scf.if %[[HAS]] {
+// CHECK-NEXT:  memref.store %[[NEG]], %{{.*}}[%c0] : memref<1xi1>
+// CHECK-NOT: scf.for
+func.func @any_negative(%x: memref<?x33xf32>, %flag: memref<1xi1>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c33 = arith.constant 33 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %x, %c0 : memref<?x33xf32>
+  scf.for %i = %c0 to %n step %c1 {
+    scf.for %j = %c0 to %c33 step %c1 {
+      %v = memref.load %x[%i, %j] : memref<?x33xf32>
+      %neg = arith.cmpf olt, %v, %zero : f32
+      %old = memref.load %flag[%c0] : memref<1xi1>
+      %new = arith.ori %old, %neg : i1
+      memref.store %new, %flag[%c0] : memref<1xi1>
+    }
+  }
+  return
+}
+
+// A fold that reads its flag for anything but the fold is not a
+// predicate fold: one thread runs the loop.
+// CHECK-LABEL: func.func @flag_read_twice
+// CHECK: gpu.launch blocks(%{{.*}}) in (%{{.*}} = %[[C1:.*]], %{{.*}} = %[[C1]], %{{.*}} = %[[C1]]) threads(%{{.*}}) in (%{{.*}} = %[[C1]], %{{.*}} = %[[C1]], %{{.*}} = %[[C1]])
+// CHECK:   scf.for
+func.func @flag_read_twice(%x: memref<?xi32>, %flag: memref<i1>, %copy: memref<?xi1>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0 : i32
+  %n = memref.dim %x, %c0 : memref<?xi32>
+  scf.for %i = %c0 to %n step %c1 {
+    %v = memref.load %x[%i] : memref<?xi32>
+    %pos = arith.cmpi sgt, %v, %zero : i32
+    %old = memref.load %flag[] : memref<i1>
+    %new = arith.andi %old, %pos : i1
+    memref.store %new, %flag[] : memref<i1>
+    %again = memref.load %flag[] : memref<i1>
+    memref.store %again, %copy[%i] : memref<?xi1>
+  }
+  return
 }
 
 // A constant table read by a kernel is read from inside it (outlining then
