@@ -173,7 +173,13 @@ def TfmCPUTileProjectionsPass
     over `[32, KC/2, 2]` and `[KC/2, 32, 2]` views, marked `tfm.amx_tiles`
     for `tfm-cpu-lower-amx`; of the rows whole 32-row blocks leave, 16
     take one such block of 16 rows, the rest the `MR`-row dot blocks, then
-    single rows.
+    single rows. From 2 up to 64 rows, where whole 32-column blocks cover
+    `N`, the tiles read the weights in place instead, with no packing: the
+    rows rounded to bf16 in pairs (`[ceil(M/32), K/2, 2 x 32]`, the last
+    32-row block padded with rows of zeros) are the B operand, 32 weight
+    rows (16-row tiles loaded with stride `K`) the A operand of the same
+    marked generic, into a 32 x 32 f32 scratch of `yᵀ` added to `y`
+    transposed (only the real rows of the last block).
 
     Fewer rows than `MR` (a decode step, known only at run time: an
     `scf.if` picks the form) stream the weights instead, in place, each
@@ -191,7 +197,8 @@ def TfmCPUTileProjectionsPass
     of 4 rows of `a` run against 4 weight rows at a time (16 accumulators;
     each weight vector read serves 4 rows), the rows left one by one as
     above; reading the weights in place beats packing them into pairs
-    there.
+    there. With `amx` as well, tiles that read the weights in place
+    (above) take every row count from 2 on where they apply.
     A projection with no columns or no steps (`N` or `K` = 0) is left alone.
 
     Each `MR`-row block of the packed form prefetches into L2 its share of

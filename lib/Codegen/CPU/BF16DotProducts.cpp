@@ -44,7 +44,8 @@ bool canPackBF16Dot(Value w, const Blocking &blocking) {
 /// w[row : +rows, k0 : +depth] as the [depth / 2, rows] i32 pairs above:
 /// 16 x 32 bf16 reads, bitcast to 16 x 16 pairs and transposed.
 Value packBF16Pairs(OpBuilder &builder, Location loc, Value w, Value row,
-                    Value k0, int64_t rows, int64_t depth, bool asBF16) {
+                    Value k0, int64_t rows, int64_t depth, bool asBF16,
+                    bool zeroPastEnd) {
   Type bf16 = builder.getBF16Type(), i32 = builder.getI32Type();
   auto index = [](OpBuilder &b, Location l, int64_t value) -> Value {
     return arith::ConstantIndexOp::create(b, l, value);
@@ -75,7 +76,7 @@ Value packBF16Pairs(OpBuilder &builder, Location loc, Value w, Value row,
               Value n = arith::AddIOp::create(b, l, row, n0);
               Value values = vector::TransferReadOp::create(
                   b, l, readType, w, ValueRange{n, k}, padding,
-                  ArrayRef<bool>{true, true});
+                  ArrayRef<bool>{!zeroPastEnd, true});
               Value pairs = vector::BitCastOp::create(b, l, pairType, values);
               Value transposed = vector::TransposeOp::create(
                   b, l, pairs, ArrayRef<int64_t>{1, 0});

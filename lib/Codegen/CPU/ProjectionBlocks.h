@@ -82,9 +82,11 @@ bool canPackBF16Dot(Value w, const Blocking &blocking);
 /// w[row : +rows, k0 : +depth] as [depth / 2, rows] i32 pairs of
 /// consecutive k, for vdpbf16ps (a column scale goes on the rows:
 /// roundedRows). With `asBF16`, bf16 [rows / 32, depth / 2, 2 x 32]: the
-/// layout of AMX tiles of pairs, each 32-column panel contiguous.
+/// layout of AMX tiles of pairs, each 32-column panel contiguous. With
+/// `zeroPastEnd`, rows of `w` past its last read as zeros.
 Value packBF16Pairs(OpBuilder &builder, Location loc, Value w, Value row,
-                    Value k0, int64_t rows, int64_t depth, bool asBF16 = false);
+                    Value k0, int64_t rows, int64_t depth, bool asBF16 = false,
+                    bool zeroPastEnd = false);
 
 /// `y` [M, NR] += a[m0 : M, k0 : +KC] · the pairs `packed`[:, n1 : +NR]
 /// over rows [begin, end) in steps of `rows`, calling `eachBlock` (if

@@ -580,33 +580,29 @@ func.func @transformed_rows(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>, %mean:
 
 // -----
 
-// bf16 with AMX (amx=1). Up to 64 rows, unless the rows after the whole
-// 32-row blocks fill a 16-row tile, the tiles read the weights in
-// place: the rows' whole 32-row blocks in pairs of k ([M/32, K/2, 2 x 32],
-// threads over the blocks), then per 32 weight rows and 32-row block a
+// bf16 with AMX (amx=1). From 2 up to 64 rows, the tiles read the weights
+// in place: the rows in pairs of k ([ceil(M/32), K/2, 2 x 32], threads over
+// the 32-row blocks, the last padded with rows of zeros: reads past the
+// last row are not in bounds), then per 32 weight rows and 32-row block a
 // generic marked for tfm-cpu-lower-amx with the weights as its "rows"
 // ([32, KC/2, 2]) and the row pairs as its "pairs" ([KC/2, 32, 2]) into a
 // 32 x 32 f32 scratch (yᵀ), added to y transposed; the rows after the whole
-// blocks, against the same 32 weight rows, through dot products.
+// blocks as one more such block, of which only those rows are added.
 // AMX-LABEL: func.func @bf16_amx_blocks
 // AMX-SAME: (%[[X:.+]]: tensor<?x256xbf16>, %[[W:.+]]: tensor<256x256xbf16>)
 // AMX: %[[M:.+]] = tensor.dim %[[X]], %c0
-// AMX: arith.cmpi ult, %[[M]], %c16
+// AMX: arith.cmpi ult, %[[M]], %c2
 // AMX: } else {
-// AMX:   %[[FEW:.+]] = arith.cmpi ule, %[[M]], %c64
-// AMX:   %[[LEFT32:.+]] = arith.remui %[[M]], %c32
-// AMX:   %[[NO_TILE_LEFT:.+]] = arith.cmpi ult, %[[LEFT32]], %c16
-// AMX:   %[[FITS:.+]] = arith.andi %[[FEW]], %[[NO_TILE_LEFT]]
+// AMX:   %[[FITS:.+]] = arith.cmpi ule, %[[M]], %c64
 // AMX:   scf.if %[[FITS]]
-// AMX:     %[[BLOCKS:.+]] = arith.divui %[[M]], %c32
+// AMX:     %[[BLOCKS:.+]] = arith.ceildivui %[[M]], %c32
 // AMX:     %[[ROW_PAIRS:.+]] = scf.forall (%{{.+}}) in (%[[BLOCKS]]) shared_outs(%{{.+}}) -> (tensor<?x128x64xbf16>)
-// AMX:       vector.transfer_read %[[X]]{{.+}} : tensor<?x256xbf16>, vector<16x32xbf16>
+// AMX:       vector.transfer_read %[[X]]{{.+}} {in_bounds = [false, true]} : tensor<?x256xbf16>, vector<16x32xbf16>
 // AMX:       vector.transpose %{{.+}}, [1, 0] : vector<16x16xi32> to vector<16x16xi32>
 // AMX:     scf.forall (%[[J:.+]]) in (2)
 // AMX:       %[[N0:.+]] = arith.muli %[[J]], %c128
+// AMX:       %[[LEFT32:.+]] = arith.remui %[[M]], %c32
 // AMX:       %[[WHOLE:.+]] = arith.subi %[[M]], %[[LEFT32]]
-// AMX:       %[[LEFT:.+]] = arith.subi %[[M]], %[[WHOLE]]
-// AMX:       %[[REST:.+]] = tensor.extract_slice %[[X]][%[[WHOLE]], 0] [%[[LEFT]], 256]
 // AMX:       scf.for %[[N1:.+]] = %c0 to %c128 step %c32
 // AMX:         scf.for %[[M0:.+]] = %c0 to %[[WHOLE]] step %c32
 // AMX:           %[[SUMS:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<32x32xf32>)
@@ -619,9 +615,12 @@ func.func @transformed_rows(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>, %mean:
 // AMX:           %[[YT:.+]] = linalg.generic {{.+}} ins(%[[WPAIRS]], %[[RPAIRS]] : tensor<32x128x2xbf16>, tensor<128x32x2xbf16>) outs(%[[SUMS]] : tensor<32x32xf32>) attrs = {tfm.amx_tiles}
 // AMX:           %[[OUT:.+]] = tensor.extract_slice %{{.+}}[%[[M0]], %[[N1]]] [32, 32]
 // AMX:           linalg.generic {{.+}} ins(%[[YT]] : tensor<32x32xf32>) outs(%[[OUT]] : tensor<32x32xf32>)
-// AMX:         tensor.extract_slice %{{.+}}[%[[WHOLE]], %[[N1]]] [%[[LEFT]], 32]
-// AMX:         tensor.extract_slice %[[REST]]
-// AMX:         x86vector.avx512.dot
+// AMX:         scf.for %[[R0:.+]] = %[[WHOLE]] to %[[M]] step %c32
+// AMX:           %[[LEFT:.+]] = arith.subi %[[M]], %[[R0]]
+// AMX:           %[[RYT:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<32x32xf32>) attrs = {tfm.amx_tiles}
+// AMX:           %[[ROUT:.+]] = tensor.extract_slice %{{.+}}[%[[R0]], %[[N1]]] [%[[LEFT]], 32]
+// AMX:           %[[RSUMS:.+]] = tensor.extract_slice %[[RYT]][0, 0] [32, %[[LEFT]]]
+// AMX:           linalg.generic {{.+}} ins(%[[RSUMS]] : tensor<32x?xf32>) outs(%[[ROUT]] : tensor<?x32xf32>)
 // Past 64 rows, the weights are packed as pairs of k in bf16 [NB/32,
 // KC/2, 2 x 32] panels (an AMX tile's layout, each 32-column panel
 // contiguous); chunks of 128 rows pass each 32-column panel in blocks of 32
@@ -631,7 +630,8 @@ func.func @transformed_rows(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>, %mean:
 // AMX:   } else {
 // AMX:   %[[TAIL8:.+]] = arith.remui %[[M]], %c8
 // AMX:   %[[FULL8:.+]] = arith.subi %[[M]], %[[TAIL8]]
-// AMX:   %[[FULL32:.+]] = arith.subi %[[M]], %[[LEFT32]]
+// AMX:   %[[PLEFT32:.+]] = arith.remui %[[M]], %c32
+// AMX:   %[[FULL32:.+]] = arith.subi %[[M]], %[[PLEFT32]]
 // AMX:   %[[TAIL16:.+]] = arith.remui %[[M]], %c16
 // AMX:   %[[FULL16:.+]] = arith.subi %[[M]], %[[TAIL16]]
 // AMX:   %[[PAIRS:.+]] = tensor.empty() : tensor<4x128x64xbf16>

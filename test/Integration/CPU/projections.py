@@ -55,14 +55,14 @@ suite.add_op("linear_bf16_m130", "tfm.linear %a0, %a1",
 # f32. With the dot products, a short prompt (M = 43: 10 blocks of 4 rows
 # and 3 rows) streams them too; more rows (M = 130) pack them, as pairs for
 # the dot products where they apply. Where the CPU also has AMX-BF16, AMX
-# tiles take 16 rows and more: up to 64 rows, where whole 32-column blocks
-# cover N and fewer than 16 rows follow the whole 32-row blocks, reading the
-# weights in place (M = 32: one 32-row block; 43: one, then 11 rows through
-# dot products); else packing them, in blocks of 32 and 16 rows (M = 48 and
-# 63: a 32-row and a 16-row block, then 15 rows through dot products;
-# M = 16 and 24: a 16-row block, then an 8-row
-# dot block; 130 and 301: three chunks of up to 128 rows; N = 101, with its
-# column tail, from 16 rows on). K = 256 (whole dot steps; one 256-step panel), K = 80 (not:
+# tiles take 2 rows and more: up to 64 rows, where whole 32-column blocks
+# cover N, reading the weights in place, the rows in blocks of 32, the last
+# padded with zero rows (M = 7, 16, 24: one padded block; 32: one block;
+# 43, 48, 63: one block and a padded one); else packing them, in blocks of
+# 32 and 16 rows (130 and 301: three chunks of up to 128 rows; N = 101, with
+# its column tail, from 16 rows on: M = 16 and 24 a 16-row block, then an
+# 8-row dot block; 48 and 63 a 32-row and a 16-row block, then 15 rows
+# through dot products). K = 256 (whole dot steps; one 256-step panel), K = 80 (not:
 # widened), N = 101 (a 5-column tail block: widened), K = 96 (one 96-step
 # panel of pairs: three 32-step tile steps).
 for k, n in [(256, 320), (80, 96), (256, 101), (96, 160)]:
