@@ -171,9 +171,10 @@ def TfmCPUTileProjectionsPass
     L1's sets) from 16 rows on, and where `NR` is 32 the chunks take blocks of 32 rows
     instead: each a `linalg.generic` y[m, n] += Σ a[m, kp, t] · wt[kp, n, t]
     over `[32, KC/2, 2]` and `[KC/2, 32, 2]` views, marked `tfm.amx_tiles`
-    for `tfm-cpu-lower-amx`; of the rows whole 32-row blocks leave, 16
-    take one such block of 16 rows, the rest the `MR`-row dot blocks, then
-    single rows. From 2 up to 64 rows, where whole 32-column blocks cover
+    for `tfm-cpu-lower-amx`; the rows whole 32-row blocks leave take one
+    more block, read from a `[32, K]` copy padded with rows of zeros (made
+    once, before the column loop) and summed into a 32 x 32 scratch of
+    which only their rows go back to the output. From 2 up to 64 rows, where whole 32-column blocks cover
     `N`, the tiles read the weights in place instead, with no packing: the
     rows rounded to bf16 in pairs (`[ceil(M/32), K/2, 2 x 32]`, the last
     32-row block padded with rows of zeros) are the B operand, 32 weight
@@ -576,8 +577,7 @@ def TfmCPULowerAMXPass : Pass<"tfm-cpu-lower-amx", "::mlir::ModuleOp"> {
     tile of pairs). Each becomes 2 x 2 accumulator tiles of 16 x 16 f32
     (`amx.tile_load` of the output block), then per 32 steps of k two
     16-row tiles of the rows, two 16-column tiles of pairs and four
-    `amx.tile_mulf` (`tdpbf16ps`), fully unrolled, then the four stores (a
-    16-row block: one row of tiles).
+    `amx.tile_mulf` (`tdpbf16ps`), fully unrolled, then the four stores.
 
     Linux hands out AMX state only to a process that asked for it
     (`arch_prctl(ARCH_REQ_XCOMP_PERM)`): each block runs on tiles where

@@ -282,6 +282,70 @@ Value amxRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
       .getResult(0);
 }
 
+Value paddedTailRows(OpBuilder &b, Location loc, Value a) {
+  int64_t depth = cast<RankedTensorType>(a.getType()).getDimSize(1);
+  Value count = tensor::DimOp::create(b, loc, a, 0);
+  Value left = arith::RemUIOp::create(
+      b, loc, count, arith::ConstantIndexOp::create(b, loc, kAMXBlockRows));
+  Value whole = arith::SubIOp::create(b, loc, count, left);
+  Value zero =
+      arith::ConstantOp::create(b, loc, b.getZeroAttr(b.getBF16Type()));
+  Value zeros =
+      linalg::FillOp::create(
+          b, loc, zero,
+          tensor::EmptyOp::create(
+              b, loc, ArrayRef<int64_t>{kAMXBlockRows, depth}, b.getBF16Type())
+              .getResult())
+          .getResult(0);
+  OpFoldResult k = b.getIndexAttr(depth), origin = b.getIndexAttr(0);
+  return insert2D(b, loc, slice2D(b, loc, a, whole, origin, left, k), zeros,
+                  origin, origin, left, k);
+}
+
+Value amxTailBlock(OpBuilder &builder, Location loc, Value tail, Value packed,
+                   Value n1, Value y, Value k0, Value begin) {
+  int64_t pairSteps = cast<RankedTensorType>(packed.getType()).getDimSize(1);
+  Type bf16 = builder.getBF16Type();
+  auto index = [](OpBuilder &b, Location l, int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, l, value);
+  };
+  Value count = tensor::DimOp::create(builder, loc, y, 0);
+  // At most one step.
+  return scf::ForOp::create(
+             builder, loc, begin, count, index(builder, loc, kAMXBlockRows),
+             ValueRange{y},
+             [&](OpBuilder &b, Location l, Value m0, ValueRange carried) {
+               Value left = arith::SubIOp::create(b, l, count, m0);
+               OpFoldResult origin = b.getIndexAttr(0),
+                            columns = b.getIndexAttr(kAMXBlockColumns);
+               Value rows = slice2D(b, l, tail, origin, k0,
+                                    b.getIndexAttr(kAMXBlockRows),
+                                    b.getIndexAttr(2 * pairSteps));
+               Value rowPairs = tensor::ExpandShapeOp::create(
+                   b, l,
+                   RankedTensorType::get({kAMXBlockRows, pairSteps, 2}, bf16),
+                   rows, SmallVector<ReassociationIndices>{{0}, {1, 2}});
+               Value pairs = tensor::ExpandShapeOp::create(
+                   b, l,
+                   RankedTensorType::get({pairSteps, kAMXBlockColumns, 2},
+                                         bf16),
+                   columnPairs(b, l, packed, n1),
+                   SmallVector<ReassociationIndices>{{0}, {1, 2}});
+               LinalgBuilder lb(b, l);
+               Value scratch = insert2D(
+                   b, l, slice2D(b, l, carried[0], m0, origin, left, columns),
+                   lb.filledF32({b.getIndexAttr(kAMXBlockRows), columns}, 0.0),
+                   origin, origin, left, columns);
+               Value sums = amxTileBlock(b, l, rowPairs, pairs, scratch);
+               scf::YieldOp::create(
+                   b, l,
+                   insert2D(b, l,
+                            slice2D(b, l, sums, origin, origin, left, columns),
+                            carried[0], m0, origin, left, columns));
+             })
+      .getResult(0);
+}
+
 /// A streamed dot step: weight rows read at once for one row of `a` (8
 /// accumulators and 8 weight vectors in registers), and for a block of
 /// kDotRowBlock rows of `a` (4 x 4 accumulators: each weight vector read

@@ -1,6 +1,6 @@
 //===- LowerAMX.cpp - bf16 register blocks on AMX tiles -------------------===//
 //
-// tfm-cpu-lower-amx: the 32 (or 16) x 32 blocks that
+// tfm-cpu-lower-amx: the 32 x 32 blocks that
 // tfm-cpu-tile-projections marks kAMXTilesAttr become AMX tile code,
 // guarded by the CPU runtime's tfm_cpu_amx_ready() (asked once per
 // function), with the generic itself as the fallback.
@@ -67,7 +67,7 @@ LogicalResult lowerBlock(OpBuilder &b, linalg::GenericOp block,
       pairedSource(block.getDpsInputs()[1], {pairSteps, 2 * kAMXBlockColumns});
   Value sums = block.getDpsInits()[0];
   if (!rows || !pairs || pairSteps % kTilePairs != 0 ||
-      (blockRows != kAMXBlockRows && blockRows != kAMXTileRows) ||
+      blockRows != kAMXBlockRows ||
       sumsType.getShape() != ArrayRef<int64_t>{blockRows, kAMXBlockColumns} ||
       !sumsType.getElementType().isF32() || !sumsType.isLastDimUnitStride())
     return failure();

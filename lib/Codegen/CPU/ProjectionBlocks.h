@@ -104,8 +104,7 @@ Value roundedRows(OpBuilder &b, Location l, Value a, Value scale,
 
 /// Rows and columns of an AMX register block: 2 x 2 tiles of 16 x 16 f32
 /// sums (tmm0-3), with two 16-row tiles of `a` and two 16-column tiles of
-/// pairs (tmm4-7) per 32 steps of k; a block of the rows left has one row
-/// of tiles.
+/// pairs (tmm4-7) per 32 steps of k.
 constexpr int64_t kAMXBlockRows = 32;
 constexpr int64_t kAMXTileRows = 16;
 constexpr int64_t kAMXBlockColumns = 32;
@@ -133,8 +132,8 @@ bool canUseAMXTiles(const Blocking &blocking, int64_t panelDepth);
 
 /// `y` [M, 32] += a[m0 : M, k0 : +KC] · the bf16 pairs of the 32 columns
 /// at n1 of `packed` (packBF16Pairs' asBF16 form) over rows [begin, end)
-/// in blocks of `blockRows` (32, or 16 for the rows 32-row blocks leave):
-/// each block one generic marked kAMXTilesAttr, y[m, n] += Σ_kp,t
+/// in blocks of `blockRows` (32): each block one generic marked
+/// kAMXTilesAttr, y[m, n] += Σ_kp,t
 /// a[m, kp, t] · p[kp, n, t] on [blockRows, KC/2, 2] and [KC/2, 32, 2]
 /// views (correct as it is; AMX tiles once tfm-cpu-lower-amx rewrites it).
 /// The blocks prefetch nothing: with the next panel's weight rows spread
@@ -144,6 +143,17 @@ bool canUseAMXTiles(const Blocking &blocking, int64_t panelDepth);
 Value amxRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
                    Value n1, Value y, Value k0, Value begin, Value end,
                    int64_t blockRows);
+
+/// The rows of bf16 `a` [M, K] after its whole 32-row blocks as one [32, K]
+/// block, padded with rows of zeros (amxTailBlock's `tail`).
+Value paddedTailRows(OpBuilder &b, Location loc, Value a);
+
+/// `y` [M, 32] += the rows of y after its whole 32-row blocks (from
+/// `begin`) times the pairs at n1 of `packed`, as amxRowBlocks, their
+/// block of `tail` (paddedTailRows) at k0 summed on AMX tiles into a
+/// [32, 32] f32 scratch of which only the real rows go back into y.
+Value amxTailBlock(OpBuilder &builder, Location loc, Value tail, Value packed,
+                   Value n1, Value y, Value k0, Value begin);
 
 /// Whether the streamed form can use dot products for a block of `block`
 /// rows of `w` (streamedDotColumnBlock).

@@ -235,16 +235,20 @@ private:
 /// With `pairs` (canPackBF16Dot), panels of bf16 pairs for dot products or
 /// AMX tiles instead, over bf16 rows with no scale or transform left. With
 /// a `transform` (a projection that transformsRows), each [M, KC] panel of
-/// the rows is transformed first, once per column block.
+/// the rows is transformed first, once per column block. On AMX tiles, the
+/// rows after the whole 32-row blocks are `amxTail` (paddedTailRows of
+/// `a`), one more block.
 Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
                         Value scale, linalg::GenericOp transform, Value init,
                         Value nBlock, const Blocking &blocking, bool pairs,
-                        bool amx) {
+                        bool amx, Value amxTail) {
   int64_t depth = cast<RankedTensorType>(w.getType()).getDimSize(1);
   int64_t panelDepth =
       pairs ? blockSize(depth, 32, kMaxPanelDepth) : blocking.depth;
-  // Blocks of 32 rows on AMX tiles, then 8-row dot blocks, then single rows.
-  bool amxTiles = pairs && amx && canUseAMXTiles(blocking, panelDepth);
+  // Blocks of 32 rows on AMX tiles, the last padded with rows of zeros;
+  // else MR-row blocks, then single rows.
+  bool amxTiles =
+      pairs && amx && amxTail && canUseAMXTiles(blocking, panelDepth);
   if (amxTiles)
     panelDepth = blockSize(depth, 32, kMaxAMXPanelDepth);
   OpFoldResult rowCount = tensor::getMixedSize(builder, loc, a, 0);
@@ -257,19 +261,13 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
       builder, loc, rowsValue,
       arith::RemUIOp::create(builder, loc, rowsValue,
                              index(builder, loc, blocking.rows)));
-  // Rows below amxRows come in 32-row blocks, then below tileRows (at most
-  // one block) in 16.
-  Value amxRows, tileRows;
-  auto wholeBlocks = [&](int64_t rows) -> Value {
-    return arith::SubIOp::create(
+  // Rows below amxRows come in whole 32-row blocks.
+  Value amxRows;
+  if (amxTiles)
+    amxRows = arith::SubIOp::create(
         builder, loc, rowsValue,
         arith::RemUIOp::create(builder, loc, rowsValue,
-                               index(builder, loc, rows)));
-  };
-  if (amxTiles) {
-    amxRows = wholeBlocks(kAMXBlockRows);
-    tileRows = wholeBlocks(kAMXTileRows);
-  }
+                               index(builder, loc, kAMXBlockRows)));
   NextPanelPrefetch prefetch(builder, loc, w, fullRows, blocking, panelDepth);
   auto kLoop = scf::ForOp::create(
       builder, loc, index(builder, loc, 0), index(builder, loc, depth),
@@ -298,7 +296,7 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
         // Rows [begin, end) against each [KC, NR] panel in turn.
         auto overPanels = [&](OpBuilder &cb, Location cl, Value y, Value begin,
                               Value end, int64_t blockRows, bool prefetches,
-                              bool tiles = false) {
+                              bool tiles = false, bool paddedTail = false) {
           if (!tiles && !pairs) {
             auto prefetchShare = [&](OpBuilder &pb, Location pl, Value n1,
                                      Value m0) {
@@ -325,7 +323,10 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
                        RowBlockHook hook;
                        if (prefetches)
                          hook = prefetchShare;
-                       if (tiles)
+                       if (paddedTail)
+                         strip = amxTailBlock(nb, nl, amxTail, packed, n1,
+                                              strip, k0, begin);
+                       else if (tiles)
                          strip = amxRowBlocks(nb, nl, rows, packed, n1, strip,
                                               rowStep, begin, end, blockRows);
                        else
@@ -360,13 +361,13 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
                              /*prefetches=*/!amxTiles, /*tiles=*/amxTiles));
             });
         Value y = chunkLoop.getResult(0);
-        if (amxTiles) { // fewer than 32 rows left: 16-row tiles, dot blocks
-          y = overPanels(b, l, y, amxRows, tileRows, kAMXTileRows,
-                         /*prefetches=*/false, /*tiles=*/true);
-          y = overPanels(b, l, y, tileRows, fullRows, blocking.rows,
-                         /*prefetches=*/true);
-        }
-        y = overPanels(b, l, y, fullRows, rowsValue, 1, /*prefetches=*/false);
+        if (amxTiles) // fewer than 32 rows left: one padded block
+          y = overPanels(b, l, y, amxRows, rowsValue, kAMXBlockRows,
+                         /*prefetches=*/false, /*tiles=*/true,
+                         /*paddedTail=*/true);
+        else
+          y = overPanels(b, l, y, fullRows, rowsValue, 1,
+                         /*prefetches=*/false);
         scf::YieldOp::create(b, l, y);
       });
   return kLoop.getResult(0);
@@ -1039,12 +1040,31 @@ void tileProjectionGroups(RewriterBase &rewriter,
     }
     return rounded;
   };
+  // On AMX tiles, the rows after the whole 32-row blocks are one more
+  // block, padded with rows of zeros once per call (per rows the pairs
+  // read: rounded or the group's own).
+  auto padOnce = [&](OpBuilder &b, Location l,
+                     const llvm::DenseMap<Operation *, Value> &rounded) {
+    llvm::DenseMap<Value, Value> tails;
+    if (!amx)
+      return tails;
+    for (ProjectionGroup &group : groups)
+      for (linalg::GenericOp projection : group.projections) {
+        Value rows = rounded.lookup(projection);
+        if (!rows)
+          rows = group.rows();
+        if (pairsFor(projection) && !tails.count(rows))
+          tails[rows] = paddedTailRows(b, l, rows);
+      }
+    return tails;
+  };
   auto packedWith = [bf16Dot,
                      amx](const Blocking &blocking,
-                          const llvm::DenseMap<Operation *, Value> &rounded) {
-    return [blocking, bf16Dot, amx, &rounded](OpBuilder &b, Location l, Value a,
-                                              linalg::GenericOp projection,
-                                              Value init, Value nBlock) {
+                          const llvm::DenseMap<Operation *, Value> &rounded,
+                          const llvm::DenseMap<Value, Value> &tails) {
+    return [blocking, bf16Dot, amx, &rounded,
+            &tails](OpBuilder &b, Location l, Value a,
+                    linalg::GenericOp projection, Value init, Value nBlock) {
       Value w = projection.getDpsInputs()[1];
       bool pairs = bf16Dot && canPackBF16Dot(w, blocking);
       Value scale = columnScaleOf(projection);
@@ -1055,7 +1075,8 @@ void tileProjectionGroups(RewriterBase &rewriter,
         transform = linalg::GenericOp();
       }
       return packedColumnBlock(b, l, a, w, scale, transform, init, nBlock,
-                               blocking, pairs, amx);
+                               blocking, pairs, amx,
+                               pairs ? tails.lookup(a) : Value());
     };
   };
   auto streamed = [lanes, bf16Dot](OpBuilder &b, Location l, Value a,
@@ -1078,7 +1099,7 @@ void tileProjectionGroups(RewriterBase &rewriter,
   Value rows = tensor::DimOp::create(rewriter, loc, first.rows(), 0);
   // bf16 weights through dot products stream for more rows: reading them
   // in place beats packing them into pairs up to kDotStreamRows rows; on
-  // AMX tiles packing pays from one 16-row block on, and tiles that read
+  // AMX tiles packing pays from 16 rows on, and tiles that read
   // the weights in place from kInPlaceAMXMinRows.
   int64_t streamRows = main.rows;
   if (bf16Dot && llvm::all_of(groups, [&](ProjectionGroup &group) {
@@ -1109,10 +1130,13 @@ void tileProjectionGroups(RewriterBase &rewriter,
       },
       [&](OpBuilder &b, Location l) {
         llvm::DenseMap<Operation *, Value> rounded = roundOnce(b, l);
-        auto packedMain = packedWith(main, rounded);
-        auto packedTail = packedWith(tail ? *tail : main, rounded);
+        auto packed = [&](OpBuilder &pb, Location pl) {
+          llvm::DenseMap<Value, Value> tails = padOnce(pb, pl, rounded);
+          loops(pb, pl, main.block, tailBlock, packedWith(main, rounded, tails),
+                packedWith(tail ? *tail : main, rounded, tails));
+        };
         if (!inPlaceAMX) {
-          loops(b, l, main.block, tailBlock, packedMain, packedTail);
+          packed(b, l);
           return;
         }
         // Up to kInPlaceAMXRows rows, AMX tiles read the weights in place.
@@ -1143,9 +1167,7 @@ void tileProjectionGroups(RewriterBase &rewriter,
               };
               loops(ib, il, main.block, tailBlock, inPlace, inPlace);
             },
-            [&](OpBuilder &ib, Location il) {
-              loops(ib, il, main.block, tailBlock, packedMain, packedTail);
-            });
+            [&](OpBuilder &ib, Location il) { packed(ib, il); });
         scf::YieldOp::create(b, l, choice.getResults());
       });
   // A viewed group's root is its epilogue, on the view's shape.

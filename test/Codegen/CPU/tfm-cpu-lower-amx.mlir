@@ -62,36 +62,6 @@ func.func @block(%a: memref<32x64xbf16, strided<[?, 1], offset: ?>>, %p: memref<
 
 // -----
 
-// A block of 16 rows (what 32-row blocks leave): one row of tiles.
-// CHECK-LABEL: func.func @half_block
-// CHECK: scf.if
-// CHECK-COUNT-2: amx.tile_load %{{.+}} into !amx.tile<16x16xf32>
-// CHECK-COUNT-3: amx.tile_load %{{.+}} into !amx.tile<16x32xbf16>
-// CHECK-COUNT-2: amx.tile_mulf
-// CHECK-NOT: amx.tile_mulf
-// CHECK-COUNT-2: amx.tile_store
-// CHECK: } else {
-#rows = affine_map<(m, n, kp, t) -> (m, kp, t)>
-#pairs = affine_map<(m, n, kp, t) -> (kp, n, t)>
-#sums = affine_map<(m, n, kp, t) -> (m, n)>
-func.func @half_block(%a: memref<16x32xbf16, strided<[?, 1], offset: ?>>, %p: memref<16x64xbf16, strided<[?, 1], offset: ?>>, %y: memref<16x32xf32, strided<[?, 1], offset: ?>>) {
-  %ra = memref.expand_shape %a [[0], [1, 2]] output_shape [16, 16, 2] : memref<16x32xbf16, strided<[?, 1], offset: ?>> into memref<16x16x2xbf16, strided<[?, 2, 1], offset: ?>>
-  %rp = memref.expand_shape %p [[0], [1, 2]] output_shape [16, 32, 2] : memref<16x64xbf16, strided<[?, 1], offset: ?>> into memref<16x32x2xbf16, strided<[?, 2, 1], offset: ?>>
-  linalg.generic {indexing_maps = [#rows, #pairs, #sums], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
-      ins(%ra, %rp : memref<16x16x2xbf16, strided<[?, 2, 1], offset: ?>>, memref<16x32x2xbf16, strided<[?, 2, 1], offset: ?>>)
-      outs(%y : memref<16x32xf32, strided<[?, 1], offset: ?>>) attrs = {tfm.amx_tiles} {
-  ^bb0(%x: bf16, %w: bf16, %acc: f32):
-    %xf = arith.extf %x : bf16 to f32
-    %wf = arith.extf %w : bf16 to f32
-    %prod = arith.mulf %xf, %wf : f32
-    %sum = arith.addf %acc, %prod : f32
-    linalg.yield %sum : f32
-  }
-  return
-}
-
-// -----
-
 // Blocks in a loop ask once, at the function's entry: LLVM would load the
 // tile configuration again after a call in the loop.
 // CHECK-LABEL: func.func @blocks_in_a_loop
@@ -106,15 +76,15 @@ func.func @half_block(%a: memref<16x32xbf16, strided<[?, 1], offset: ?>>, %p: me
 #rows = affine_map<(m, n, kp, t) -> (m, kp, t)>
 #pairs = affine_map<(m, n, kp, t) -> (kp, n, t)>
 #sums = affine_map<(m, n, kp, t) -> (m, n)>
-func.func @blocks_in_a_loop(%a: memref<16x32xbf16, strided<[?, 1], offset: ?>>, %p: memref<16x64xbf16, strided<[?, 1], offset: ?>>, %y: memref<16x32xf32, strided<[?, 1], offset: ?>>, %n: index) {
+func.func @blocks_in_a_loop(%a: memref<32x32xbf16, strided<[?, 1], offset: ?>>, %p: memref<16x64xbf16, strided<[?, 1], offset: ?>>, %y: memref<32x32xf32, strided<[?, 1], offset: ?>>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  %ra = memref.expand_shape %a [[0], [1, 2]] output_shape [16, 16, 2] : memref<16x32xbf16, strided<[?, 1], offset: ?>> into memref<16x16x2xbf16, strided<[?, 2, 1], offset: ?>>
+  %ra = memref.expand_shape %a [[0], [1, 2]] output_shape [32, 16, 2] : memref<32x32xbf16, strided<[?, 1], offset: ?>> into memref<32x16x2xbf16, strided<[?, 2, 1], offset: ?>>
   %rp = memref.expand_shape %p [[0], [1, 2]] output_shape [16, 32, 2] : memref<16x64xbf16, strided<[?, 1], offset: ?>> into memref<16x32x2xbf16, strided<[?, 2, 1], offset: ?>>
   scf.for %i = %c0 to %n step %c1 {
     linalg.generic {indexing_maps = [#rows, #pairs, #sums], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
-        ins(%ra, %rp : memref<16x16x2xbf16, strided<[?, 2, 1], offset: ?>>, memref<16x32x2xbf16, strided<[?, 2, 1], offset: ?>>)
-        outs(%y : memref<16x32xf32, strided<[?, 1], offset: ?>>) attrs = {tfm.amx_tiles} {
+        ins(%ra, %rp : memref<32x16x2xbf16, strided<[?, 2, 1], offset: ?>>, memref<16x32x2xbf16, strided<[?, 2, 1], offset: ?>>)
+        outs(%y : memref<32x32xf32, strided<[?, 1], offset: ?>>) attrs = {tfm.amx_tiles} {
     ^bb0(%x: bf16, %w: bf16, %acc: f32):
       %xf = arith.extf %x : bf16 to f32
       %wf = arith.extf %w : bf16 to f32
@@ -123,8 +93,8 @@ func.func @blocks_in_a_loop(%a: memref<16x32xbf16, strided<[?, 1], offset: ?>>, 
       linalg.yield %sum : f32
     }
     linalg.generic {indexing_maps = [#rows, #pairs, #sums], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
-        ins(%ra, %rp : memref<16x16x2xbf16, strided<[?, 2, 1], offset: ?>>, memref<16x32x2xbf16, strided<[?, 2, 1], offset: ?>>)
-        outs(%y : memref<16x32xf32, strided<[?, 1], offset: ?>>) attrs = {tfm.amx_tiles} {
+        ins(%ra, %rp : memref<32x16x2xbf16, strided<[?, 2, 1], offset: ?>>, memref<16x32x2xbf16, strided<[?, 2, 1], offset: ?>>)
+        outs(%y : memref<32x32xf32, strided<[?, 1], offset: ?>>) attrs = {tfm.amx_tiles} {
     ^bb0(%x: bf16, %w: bf16, %acc: f32):
       %xf = arith.extf %x : bf16 to f32
       %wf = arith.extf %w : bf16 to f32

@@ -625,15 +625,16 @@ func.func @transformed_rows(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>, %mean:
 // KC/2, 2 x 32] panels (an AMX tile's layout, each 32-column panel
 // contiguous); chunks of 128 rows pass each 32-column panel in blocks of 32
 // rows, each a generic on pairs views marked for tfm-cpu-lower-amx (no
-// prefetches); of the rows left, 16 take one more such block (of 16 rows),
-// the rest 8-row dot blocks, then one by one.
+// prefetches); the rows left take one more block, read from a copy padded
+// with rows of zeros (made once, before the column loop), summed into a
+// 32 x 32 scratch that holds their rows of y, of which those rows go back.
 // AMX:   } else {
-// AMX:   %[[TAIL8:.+]] = arith.remui %[[M]], %c8
-// AMX:   %[[FULL8:.+]] = arith.subi %[[M]], %[[TAIL8]]
 // AMX:   %[[PLEFT32:.+]] = arith.remui %[[M]], %c32
 // AMX:   %[[FULL32:.+]] = arith.subi %[[M]], %[[PLEFT32]]
-// AMX:   %[[TAIL16:.+]] = arith.remui %[[M]], %c16
-// AMX:   %[[FULL16:.+]] = arith.subi %[[M]], %[[TAIL16]]
+// AMX:   %[[ZEROS:.+]] = linalg.fill ins(%{{.+}} : bf16) outs(%{{.+}} : tensor<32x256xbf16>)
+// AMX:   %[[LAST:.+]] = tensor.extract_slice %[[X]][%[[FULL32]], 0] [%[[PLEFT32]], 256]
+// AMX:   %[[PADDED:.+]] = tensor.insert_slice %[[LAST]] into %[[ZEROS]][0, 0] [%[[PLEFT32]], 256]
+// AMX:   scf.forall
 // AMX:   %[[PAIRS:.+]] = tensor.empty() : tensor<4x128x64xbf16>
 // AMX:   %[[PACKED:.+]] = scf.for {{.+}} iter_args(%{{.+}} = %[[PAIRS]]) -> (tensor<4x128x64xbf16>)
 // AMX:   %[[CHUNKS:.+]] = scf.for %[[C0:.+]] = %c0 to %[[FULL32]] step %c128
@@ -646,14 +647,17 @@ func.func @transformed_rows(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>, %mean:
 // AMX:         %[[COLUMNS:.+]] = tensor.extract_slice %[[PACKED]][%[[PANEL]], 0, 0] [1, 128, 64] [1, 1, 1] : tensor<4x128x64xbf16> to tensor<128x64xbf16>
 // AMX:         %[[COLUMN_PAIRS:.+]] = tensor.expand_shape %[[COLUMNS]] {{\[}}[0], [1, 2]] output_shape [128, 32, 2]
 // AMX:         linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%[[ROW_PAIRS]], %[[COLUMN_PAIRS]] : tensor<32x128x2xbf16>, tensor<128x32x2xbf16>) outs(%{{.+}} : tensor<32x32xf32>) attrs = {tfm.amx_tiles}
-// AMX:   %[[HALF:.+]] = scf.for %{{.+}} = %c0 to %c128 step %c32 iter_args(%{{.+}} = %[[CHUNKS]])
-// AMX:     scf.for %{{.+}} = %[[FULL32]] to %[[FULL16]] step %c16
-// AMX:       linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<16x128x2xbf16>, tensor<128x32x2xbf16>) outs(%{{.+}} : tensor<16x32xf32>) attrs = {tfm.amx_tiles}
-// AMX:   %[[DOTS:.+]] = scf.for %{{.+}} = %c0 to %c128 step %c32 iter_args(%{{.+}} = %[[HALF]])
-// AMX:     scf.for %{{.+}} = %[[FULL16]] to %[[FULL8]] step %c8
-// AMX:       x86vector.avx512.dot
-// AMX:   scf.for %{{.+}} = %c0 to %c128 step %c32 iter_args(%{{.+}} = %[[DOTS]])
-// AMX:     scf.for %{{.+}} = %[[FULL8]] to %[[M]] step %c1
+// AMX:   scf.for %{{.+}} = %c0 to %c128 step %c32 iter_args(%{{.+}} = %[[CHUNKS]])
+// AMX:     scf.for %[[T0:.+]] = %[[FULL32]] to %[[M]] step %c32
+// AMX:       %[[LEFT:.+]] = arith.subi %[[M]], %[[T0]]
+// AMX:       %[[TAIL_PAIRS:.+]] = tensor.expand_shape %[[PADDED]] {{\[}}[0], [1, 2]] output_shape [32, 128, 2]
+// AMX:       %[[YROWS:.+]] = tensor.extract_slice %{{.+}}[%[[T0]], 0] [%[[LEFT]], 32]
+// AMX:       %[[SCRATCH:.+]] = tensor.insert_slice %[[YROWS]] into %{{.+}}[0, 0] [%[[LEFT]], 32]
+// AMX:       %[[TSUMS:.+]] = linalg.generic {{.+}} ins(%[[TAIL_PAIRS]], %{{.+}} : tensor<32x128x2xbf16>, tensor<128x32x2xbf16>) outs(%[[SCRATCH]] : tensor<32x32xf32>) attrs = {tfm.amx_tiles}
+// AMX:       %[[BACK:.+]] = tensor.extract_slice %[[TSUMS]][0, 0] [%[[LEFT]], 32]
+// AMX:       tensor.insert_slice %[[BACK]] into %{{.+}}[%[[T0]], 0] [%[[LEFT]], 32]
+// AMX-NOT: x86vector.avx512.dot
+// AMX: return
 func.func @bf16_amx_blocks(%x: tensor<?x256xbf16>, %w: tensor<256x256xbf16>) -> tensor<?x256xbf16> {
   %y = tfm.linear %x, %w : (tensor<?x256xbf16>, tensor<256x256xbf16>) -> tensor<?x256xbf16>
   return %y : tensor<?x256xbf16>

@@ -59,10 +59,10 @@ suite.add_op("linear_bf16_m130", "tfm.linear %a0, %a1",
 # cover N, reading the weights in place, the rows in blocks of 32, the last
 # padded with zero rows (M = 7, 16, 24: one padded block; 32: one block;
 # 43, 48, 63: one block and a padded one); else packing them, in blocks of
-# 32 and 16 rows (130 and 301: three chunks of up to 128 rows; N = 101, with
-# its column tail, from 16 rows on: M = 16 and 24 a 16-row block, then an
-# 8-row dot block; 48 and 63 a 32-row and a 16-row block, then 15 rows
-# through dot products). K = 256 (whole dot steps; one 256-step panel), K = 80 (not:
+# 32 rows, the last padded with zero rows (130 and 301: chunks of up to 128
+# rows and a padded block of 2 and 13 rows; N = 101, with its column tail,
+# from 16 rows on: M = 16 and 24 one padded block, 48 and 63 one block and a
+# padded one). K = 256 (whole dot steps; one 256-step panel), K = 80 (not:
 # widened), N = 101 (a 5-column tail block: widened), K = 96 (one 96-step
 # panel of pairs: three 32-step tile steps).
 for k, n in [(256, 320), (80, 96), (256, 101), (96, 160)]:
