@@ -20,8 +20,10 @@
 // block (a decode step) stream the weights (next case); otherwise threads
 // over blocks of 128 output columns, Kᵀ panels of 256 steps packed once per
 // block, chunks of up to 128 rows that pass every [256, 32] panel in turn
-// in 8 x 32 register blocks of static shape, then the remaining rows one
-// at a time. The output block is filled by the thread that owns it, inside
+// in 8 x 32 register blocks of static shape, then the remaining rows: 4 or
+// more as one more register block of rows padded with zeros (copied per
+// panel), into a scratch holding their rows of the output block, of which
+// only theirs go back; fewer one at a time. The output block is filled by the thread that owns it, inside
 // a buffer of the projection's own. Each register block prefetches its
 // share (32 weight rows over the blocks) of what packing the next panel
 // reads: the next k step of the column block, or after the last one the
@@ -72,10 +74,20 @@
 // CHECK-NOT:         memref.prefetch
 // CHECK:           %[[PANEL:.+]] = tensor.extract_slice %[[PACKED]][0, %[[N1]]] [256, 32]
 // CHECK:           linalg.matmul ins(%[[A]], %[[PANEL]] : tensor<8x256xf32>, tensor<256x32xf32>) outs(%{{.+}} : tensor<8x32xf32>)
-// CHECK:     scf.for %[[M1:.+]] = %[[FULL]] to %[[M]] step %c1 iter_args(%{{.+}} = %[[CHUNKS]])
-// CHECK:       scf.for %[[N1:.+]] = %c0 to %c128 step %c32
+// CHECK:     %[[LEFT_ROWS:.+]] = arith.subi %[[M]], %[[FULL]]
+// CHECK:     %[[PAD:.+]] = arith.cmpi uge, %[[LEFT_ROWS]], %c4
+// CHECK:     %[[SINGLE:.+]] = arith.select %[[PAD]], %[[FULL]], %[[M]]
+// CHECK:     %[[ONES:.+]] = scf.for %{{.+}} = %[[FULL]] to %[[SINGLE]] step %c1 iter_args(%{{.+}} = %[[CHUNKS]])
+// CHECK:       linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<1x256xf32>, tensor<256x32xf32>) outs(%{{.+}} : tensor<1x32xf32>)
+// CHECK:     scf.for %[[M1:.+]] = %[[SINGLE]] to %[[M]] step %c8 iter_args(%{{.+}} = %[[ONES]])
+// CHECK:       %[[LEFT:.+]] = arith.subi %[[M]], %[[M1]]
+// CHECK:       %[[LAST:.+]] = tensor.extract_slice %[[ROWS]][%[[M1]], %[[K0]]] [%[[LEFT]], 256]
+// CHECK:       %[[PADDED:.+]] = tensor.insert_slice %[[LAST]] into %{{.+}}[0, 0] [%[[LEFT]], 256] [1, 1] : tensor<?x256xf32> into tensor<8x256xf32>
+// CHECK:       %[[SCRATCH:.+]] = tensor.insert_slice %{{.+}} into %{{.+}}[0, 0] [%[[LEFT]], 128] [1, 1] : tensor<?x128xf32> into tensor<8x128xf32>
+// CHECK:       %[[SUMS:.+]] = scf.for %[[N1:.+]] = %c0 to %c128 step %c32 iter_args(%{{.+}} = %[[SCRATCH]])
 // CHECK:         %[[PANEL:.+]] = tensor.extract_slice %[[PACKED]][0, %[[N1]]] [256, 32]
-// CHECK:         linalg.matmul ins(%{{.+}}, %[[PANEL]] : tensor<1x256xf32>, tensor<256x32xf32>) outs(%{{.+}} : tensor<1x32xf32>)
+// CHECK:         linalg.matmul ins(%[[PADDED]], %[[PANEL]] : tensor<8x256xf32>, tensor<256x32xf32>) outs(%{{.+}} : tensor<8x32xf32>)
+// CHECK:       tensor.extract_slice %[[SUMS]][0, 0] [%[[LEFT]], 128]
 // CHECK:   scf.forall.in_parallel
 // CHECK:     tensor.parallel_insert_slice %{{.+}} into %[[SHARED]][0, %[[N0]]] [%[[M]], 128]
 // CHECK: tensor.expand_shape %[[RESULT]] {{\[\[}}0, 1], [2]] output_shape [%{{.+}}, %{{.+}}, 512]
@@ -201,13 +213,15 @@ func.func @one_vector_columns(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> te
 // CHECK: linalg.fill ins(%{{.+}} : f32) outs(%[[MAIN]] : tensor<?x96xf32>)
 // CHECK: tensor.extract_slice %[[W]][0, 0] [96, 64]
 // CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x64xf32>, tensor<64x32xf32>)
-// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<1x64xf32>, tensor<64x32xf32>)
+// CHECK: tensor.insert_slice %{{.+}} : tensor<?x64xf32> into tensor<8x64xf32>
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x64xf32>, tensor<64x32xf32>)
 // CHECK: %[[WITH_MAIN:.+]] = tensor.insert_slice %{{.+}} into %[[OUT]][0, 0] [%{{.+}}, 96]
 // CHECK: %[[TAIL:.+]] = tensor.extract_slice %[[WITH_MAIN]][0, 96] [%{{.+}}, 5]
 // CHECK: linalg.fill ins(%{{.+}} : f32) outs(%[[TAIL]] : tensor<?x5xf32>)
 // CHECK: tensor.extract_slice %[[W]][96, 0] [5, 64]
 // CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x64xf32>, tensor<64x5xf32>) outs(%{{.+}} : tensor<8x5xf32>)
-// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<1x64xf32>, tensor<64x5xf32>) outs(%{{.+}} : tensor<1x5xf32>)
+// CHECK: tensor.insert_slice %{{.+}} : tensor<?x64xf32> into tensor<8x64xf32>
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x64xf32>, tensor<64x5xf32>) outs(%{{.+}} : tensor<8x5xf32>)
 // CHECK: tensor.insert_slice %{{.+}} into %[[WITH_MAIN]][0, 96] [%{{.+}}, 5]
 func.func @odd_columns(%x: tensor<?x64xf32>, %w: tensor<101x64xf32>) -> tensor<?x101xf32> {
   %y = tfm.linear %x, %w : (tensor<?x64xf32>, tensor<101x64xf32>) -> tensor<?x101xf32>
@@ -220,7 +234,8 @@ func.func @odd_columns(%x: tensor<?x64xf32>, %w: tensor<101x64xf32>) -> tensor<?
 // CHECK-LABEL: func.func @narrow_columns
 // CHECK-NOT: tensor<64x32xf32>
 // CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x64xf32>, tensor<64x8xf32>) outs(%{{.+}} : tensor<8x8xf32>)
-// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<1x64xf32>, tensor<64x8xf32>) outs(%{{.+}} : tensor<1x8xf32>)
+// CHECK: tensor.insert_slice %{{.+}} : tensor<?x64xf32> into tensor<8x64xf32>
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x64xf32>, tensor<64x8xf32>) outs(%{{.+}} : tensor<8x8xf32>)
 func.func @narrow_columns(%x: tensor<?x64xf32>, %w: tensor<8x64xf32>) -> tensor<?x8xf32> {
   %y = tfm.linear %x, %w : (tensor<?x64xf32>, tensor<8x64xf32>) -> tensor<?x8xf32>
   return %y : tensor<?x8xf32>
@@ -246,13 +261,19 @@ func.func @narrow_columns(%x: tensor<?x64xf32>, %w: tensor<8x64xf32>) -> tensor<
 // CHECK:   tensor.extract_slice %[[G]][%[[N0]], 0] [128, 64]
 // CHECK:   %[[GATE_CHUNKS:.+]] = scf.for {{.+}} iter_args(%{{.+}} = %[[GATE_ZERO]])
 // CHECK:     linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x64xf32>, tensor<64x32xf32>)
-// CHECK:   %[[GATE:.+]] = scf.for {{.+}} iter_args(%{{.+}} = %[[GATE_CHUNKS]])
+// CHECK:   %[[GATE_ROWS:.+]] = scf.for {{.+}} iter_args(%{{.+}} = %[[GATE_CHUNKS]])
 // CHECK:     linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<1x64xf32>, tensor<64x32xf32>)
+// CHECK:   %[[GATE:.+]] = scf.for {{.+}} iter_args(%{{.+}} = %[[GATE_ROWS]])
+// CHECK:     tensor.insert_slice %{{.+}} : tensor<?x64xf32> into tensor<8x64xf32>
+// CHECK:     linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x64xf32>, tensor<64x32xf32>)
 // CHECK:   tensor.extract_slice %[[U]][%[[N0]], 0] [128, 64]
 // CHECK:   scf.for
 // CHECK:     linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x64xf32>, tensor<64x32xf32>)
-// CHECK:   %[[UP:.+]] = scf.for
+// CHECK:   scf.for
 // CHECK:     linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<1x64xf32>, tensor<64x32xf32>)
+// CHECK:   %[[UP:.+]] = scf.for
+// CHECK:     tensor.insert_slice %{{.+}} : tensor<?x64xf32> into tensor<8x64xf32>
+// CHECK:     linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x64xf32>, tensor<64x32xf32>)
 // CHECK:   %[[ACT:.+]] = linalg.generic {{.+}} ins(%[[GATE]], %[[UP]] : tensor<?x128xf32>, tensor<?x128xf32>) outs(%[[OUT]] : tensor<?x128xf32>)
 // CHECK:     math.exp
 // CHECK:   tensor.parallel_insert_slice %[[ACT]] into %[[SHARED]][0, %[[N0]]] [%{{.+}}, 128]
@@ -274,6 +295,8 @@ func.func @swiglu_gate_up_epilogue(%x: tensor<?x?x64xf32>, %g: tensor<256x64xf32
 // CHECK: %[[OUT:.+]] = bufferization.alloc_tensor(%{{.+}}) : tensor<?x64xf32>
 // CHECK: } else {
 // CHECK:   %[[OUT_BLOCK:.+]] = tensor.extract_slice %[[OUT]][0, 0] [%{{.+}}, 64]
+// CHECK:   scf.for
+// CHECK:     linalg.matmul
 // CHECK:   scf.for
 // CHECK:     linalg.matmul
 // CHECK:   %[[BLOCK:.+]] = scf.for
@@ -299,6 +322,8 @@ func.func @residual_epilogue(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>, %r: te
 // A bias, then a residual: the two elementwise ops become one epilogue.
 // CHECK-LABEL: func.func @bias_then_residual_epilogue
 // CHECK: } else {
+// CHECK:   scf.for
+// CHECK:     linalg.matmul
 // CHECK:   scf.for
 // CHECK:     linalg.matmul
 // CHECK:   %[[BLOCK:.+]] = scf.for

@@ -115,7 +115,7 @@ for kind in ("swiglu", "geglu", "gelu", "gelu_tanh", "relu", "silu"):
                 f"  %r = {op} : ({', '.join([x_type] + types)}) -> {x_type}\n"
                 f"  %s = arith.addf %x, %r : {x_type}\n"
                 f"  return %s : {x_type}\n}}")
-    for i, (batch, rows) in enumerate([(1, 1), (1, 7), (3, 43)]):
+    for i, (batch, rows) in enumerate([(1, 1), (1, 7), (3, 43), (1, 45)]):
         x = rng.standard_normal((batch, rows, d_model))
         suite.add(f"{name}_m{batch * rows}", function if i == 0 else None,
                   [(x, "f32")] + [(a, "f32") for _, a in args], x + expected(x), "f32",
@@ -143,8 +143,9 @@ suite.add_op("ffn_swiglu_bf16_epilogue_m45", "tfm.ffn swiglu %a0 gate(%a1) up(%a
 # An RMSNorm folded into the projections of its rows
 # (tfm-fuse-norm-projection): the norm's weight scales the packed (or
 # streamed) weights, its row scale is an epilogue. q- and k-like
-# projections of the same rows, N = 200 (an 8-column last block), M = 1, 7
-# and 129, f32 and bf16.
+# projections of the same rows, N = 200 (an 8-column last block), M = 1, 7,
+# 129 and 45 (5 rows after the register blocks: a zero-padded block), f32
+# and bf16.
 k, n = 64, 200
 g = 1.0 + 0.1 * rng.standard_normal(k)
 wq, wk = (rng.standard_normal((n, k)) / np.sqrt(k) for _ in range(2))
@@ -158,7 +159,7 @@ function = (f"func.func @rms_norm_projections(%x: {types[0]}, %g: {types[1]}, %w
             f"  %k = tfm.linear %n, %wk : ({types[0]}, {types[3]}) -> {out}\n"
             f"  %s = arith.addf %q, %k : {out}\n"
             f"  return %s : {out}\n}}")
-for i, (batch, rows) in enumerate([(1, 1), (1, 7), (3, 43)]):
+for i, (batch, rows) in enumerate([(1, 1), (1, 7), (3, 43), (1, 45)]):
     x = rng.standard_normal((batch, rows, k)) * 3.0
     normed = reference.rms_norm(x, g, 1e-5)
     suite.add(f"rms_norm_projections_m{batch * rows}", function if i == 0 else None,
@@ -288,7 +289,7 @@ for element, k, n, biased in [("f32", 256, 128, True), ("f32", 96, 101, False),
                 f"  %y1 = tfm.linear %n, %w1 : ({x_type}, {w_type}) -> {y_type}\n"
                 f"  %c = tensor.concat dim(2) %y0, %y1 : ({y_type}, {y_type}) -> {out}\n"
                 f"  return %c : {out}\n}}")
-    for i, (batch, rows) in enumerate([(1, 1), (1, 7), (1, 43), (2, 65)]):
+    for i, (batch, rows) in enumerate([(1, 1), (1, 7), (1, 43), (1, 45), (2, 65)]):
         x = 10.0 + rng.standard_normal((batch, rows, k)) * 2.0
         r = [rounded(a, element) for a in (x, g, b, *ws)]
         normed = reference.layer_norm(r[0], r[1], r[2] if biased else None, 1e-5)
