@@ -244,11 +244,28 @@ bool canUseAMXTiles(const Blocking &blocking, int64_t panelDepth) {
   return blocking.columns == kAMXBlockColumns && panelDepth % 32 == 0;
 }
 
+/// sums [R, 32] += rows [R, KC] · the bf16 pairs of the 32 columns at n1
+/// of `packed`: both as pairs views ([R, KC/2, 2] and [KC/2, 32, 2]) of
+/// one amxTileBlock.
+Value amxPanelBlock(OpBuilder &b, Location l, Value rows, Value packed,
+                    Value n1, Value sums) {
+  auto rowsType = cast<RankedTensorType>(rows.getType());
+  int64_t pairSteps = rowsType.getDimSize(1) / 2;
+  Type bf16 = b.getBF16Type();
+  Value rowPairs = tensor::ExpandShapeOp::create(
+      b, l, RankedTensorType::get({rowsType.getDimSize(0), pairSteps, 2}, bf16),
+      rows, SmallVector<ReassociationIndices>{{0}, {1, 2}});
+  Value pairs = tensor::ExpandShapeOp::create(
+      b, l, RankedTensorType::get({pairSteps, kAMXBlockColumns, 2}, bf16),
+      columnPairs(b, l, packed, n1),
+      SmallVector<ReassociationIndices>{{0}, {1, 2}});
+  return amxTileBlock(b, l, rowPairs, pairs, sums);
+}
+
 Value amxRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
                    Value n1, Value y, Value k0, Value begin, Value end,
                    int64_t blockRows) {
   int64_t pairSteps = cast<RankedTensorType>(packed.getType()).getDimSize(1);
-  Type bf16 = builder.getBF16Type();
   auto index = [](OpBuilder &b, Location l, int64_t value) -> Value {
     return arith::ConstantIndexOp::create(b, l, value);
   };
@@ -256,23 +273,12 @@ Value amxRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
              builder, loc, begin, end, index(builder, loc, blockRows),
              ValueRange{y},
              [&](OpBuilder &b, Location l, Value m0, ValueRange carried) {
-               // [32, KC] rows as [32, KC/2, 2] pairs; [KC/2, 2 x 32] pairs
-               // of the panel's columns as [KC/2, 32, 2].
                Value rows = slice2D(b, l, a, m0, k0, b.getIndexAttr(blockRows),
                                     b.getIndexAttr(2 * pairSteps));
-               Value rowPairs = tensor::ExpandShapeOp::create(
-                   b, l, RankedTensorType::get({blockRows, pairSteps, 2}, bf16),
-                   rows, SmallVector<ReassociationIndices>{{0}, {1, 2}});
-               Value pairs = tensor::ExpandShapeOp::create(
-                   b, l,
-                   RankedTensorType::get({pairSteps, kAMXBlockColumns, 2},
-                                         bf16),
-                   columnPairs(b, l, packed, n1),
-                   SmallVector<ReassociationIndices>{{0}, {1, 2}});
                Value block = slice2D(b, l, carried[0], m0, b.getIndexAttr(0),
                                      b.getIndexAttr(blockRows),
                                      b.getIndexAttr(kAMXBlockColumns));
-               Value sums = amxTileBlock(b, l, rowPairs, pairs, block);
+               Value sums = amxPanelBlock(b, l, rows, packed, n1, block);
                scf::YieldOp::create(b, l,
                                     insert2D(b, l, sums, carried[0], m0,
                                              b.getIndexAttr(0),
@@ -282,66 +288,70 @@ Value amxRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
       .getResult(0);
 }
 
+Value sumIntoPaddedRows(
+    OpBuilder &b, Location loc, Value y, Value m0, Value count, int64_t rows,
+    function_ref<Value(OpBuilder &, Location, Value scratch)> sum) {
+  OpFoldResult origin = b.getIndexAttr(0),
+               columns = b.getIndexAttr(
+                   cast<RankedTensorType>(y.getType()).getDimSize(1));
+  LinalgBuilder lb(b, loc);
+  Value scratch =
+      insert2D(b, loc, slice2D(b, loc, y, m0, origin, count, columns),
+               lb.filledF32({b.getIndexAttr(rows), columns}, 0.0), origin,
+               origin, count, columns);
+  Value summed = sum(b, loc, scratch);
+  return insert2D(b, loc,
+                  slice2D(b, loc, summed, origin, origin, count, columns), y,
+                  m0, origin, count, columns);
+}
+
+Value zeroPaddedRows(OpBuilder &b, Location loc, Value a, Value row0,
+                     OpFoldResult k0, Value count, int64_t rows,
+                     int64_t depth) {
+  Type element = getElementTypeOrSelf(a.getType());
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
+  Value zeros = linalg::FillOp::create(
+                    b, loc, zero,
+                    tensor::EmptyOp::create(
+                        b, loc, ArrayRef<int64_t>{rows, depth}, element)
+                        .getResult())
+                    .getResult(0);
+  OpFoldResult k = b.getIndexAttr(depth), origin = b.getIndexAttr(0);
+  return insert2D(b, loc, slice2D(b, loc, a, row0, k0, count, k), zeros, origin,
+                  origin, count, k);
+}
+
 Value paddedTailRows(OpBuilder &b, Location loc, Value a) {
-  int64_t depth = cast<RankedTensorType>(a.getType()).getDimSize(1);
   Value count = tensor::DimOp::create(b, loc, a, 0);
   Value left = arith::RemUIOp::create(
       b, loc, count, arith::ConstantIndexOp::create(b, loc, kAMXBlockRows));
-  Value whole = arith::SubIOp::create(b, loc, count, left);
-  Value zero =
-      arith::ConstantOp::create(b, loc, b.getZeroAttr(b.getBF16Type()));
-  Value zeros =
-      linalg::FillOp::create(
-          b, loc, zero,
-          tensor::EmptyOp::create(
-              b, loc, ArrayRef<int64_t>{kAMXBlockRows, depth}, b.getBF16Type())
-              .getResult())
-          .getResult(0);
-  OpFoldResult k = b.getIndexAttr(depth), origin = b.getIndexAttr(0);
-  return insert2D(b, loc, slice2D(b, loc, a, whole, origin, left, k), zeros,
-                  origin, origin, left, k);
+  return zeroPaddedRows(b, loc, a, arith::SubIOp::create(b, loc, count, left),
+                        b.getIndexAttr(0), left, kAMXBlockRows,
+                        cast<RankedTensorType>(a.getType()).getDimSize(1));
 }
 
 Value amxTailBlock(OpBuilder &builder, Location loc, Value tail, Value packed,
                    Value n1, Value y, Value k0, Value begin) {
   int64_t pairSteps = cast<RankedTensorType>(packed.getType()).getDimSize(1);
-  Type bf16 = builder.getBF16Type();
-  auto index = [](OpBuilder &b, Location l, int64_t value) -> Value {
-    return arith::ConstantIndexOp::create(b, l, value);
-  };
   Value count = tensor::DimOp::create(builder, loc, y, 0);
   // At most one step.
   return scf::ForOp::create(
-             builder, loc, begin, count, index(builder, loc, kAMXBlockRows),
+             builder, loc, begin, count,
+             arith::ConstantIndexOp::create(builder, loc, kAMXBlockRows),
              ValueRange{y},
              [&](OpBuilder &b, Location l, Value m0, ValueRange carried) {
                Value left = arith::SubIOp::create(b, l, count, m0);
-               OpFoldResult origin = b.getIndexAttr(0),
-                            columns = b.getIndexAttr(kAMXBlockColumns);
-               Value rows = slice2D(b, l, tail, origin, k0,
+               Value rows = slice2D(b, l, tail, b.getIndexAttr(0), k0,
                                     b.getIndexAttr(kAMXBlockRows),
                                     b.getIndexAttr(2 * pairSteps));
-               Value rowPairs = tensor::ExpandShapeOp::create(
-                   b, l,
-                   RankedTensorType::get({kAMXBlockRows, pairSteps, 2}, bf16),
-                   rows, SmallVector<ReassociationIndices>{{0}, {1, 2}});
-               Value pairs = tensor::ExpandShapeOp::create(
-                   b, l,
-                   RankedTensorType::get({pairSteps, kAMXBlockColumns, 2},
-                                         bf16),
-                   columnPairs(b, l, packed, n1),
-                   SmallVector<ReassociationIndices>{{0}, {1, 2}});
-               LinalgBuilder lb(b, l);
-               Value scratch = insert2D(
-                   b, l, slice2D(b, l, carried[0], m0, origin, left, columns),
-                   lb.filledF32({b.getIndexAttr(kAMXBlockRows), columns}, 0.0),
-                   origin, origin, left, columns);
-               Value sums = amxTileBlock(b, l, rowPairs, pairs, scratch);
                scf::YieldOp::create(
                    b, l,
-                   insert2D(b, l,
-                            slice2D(b, l, sums, origin, origin, left, columns),
-                            carried[0], m0, origin, left, columns));
+                   sumIntoPaddedRows(
+                       b, l, carried[0], m0, left, kAMXBlockRows,
+                       [&](OpBuilder &sb, Location sl, Value scratch) {
+                         return amxPanelBlock(sb, sl, rows, packed, n1,
+                                              scratch);
+                       }));
              })
       .getResult(0);
 }

@@ -144,6 +144,19 @@ Value amxRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
                    Value n1, Value y, Value k0, Value begin, Value end,
                    int64_t blockRows);
 
+/// `y` [M, N] f32 with its `count` (at most `rows`) rows from m0 replaced
+/// by the first `count` rows of `sum(scratch)`, where `scratch` is a
+/// [rows, N] block holding those rows of y over rows of zeros: a block of
+/// rows padded with zeros summed into the real rows' part of y.
+Value sumIntoPaddedRows(
+    OpBuilder &b, Location loc, Value y, Value m0, Value count, int64_t rows,
+    function_ref<Value(OpBuilder &, Location, Value scratch)> sum);
+
+/// a[row0 : +count, k0 : +depth] (count at most `rows`) over a [rows,
+/// depth] block of zeros.
+Value zeroPaddedRows(OpBuilder &b, Location loc, Value a, Value row0,
+                     OpFoldResult k0, Value count, int64_t rows, int64_t depth);
+
 /// The rows of bf16 `a` [M, K] after its whole 32-row blocks as one [32, K]
 /// block, padded with rows of zeros (amxTailBlock's `tail`).
 Value paddedTailRows(OpBuilder &b, Location loc, Value a);

@@ -136,8 +136,6 @@ Value paddedRowBlock(OpBuilder &b, Location loc, Value a, Value packed, Value y,
                      Value k0, Value begin, Value count, int64_t rows,
                      int64_t columns) {
   int64_t depth = cast<RankedTensorType>(packed.getType()).getDimSize(0);
-  int64_t block = cast<RankedTensorType>(packed.getType()).getDimSize(1);
-  Type element = getElementTypeOrSelf(a.getType());
   auto index = [](OpBuilder &ib, Location il, int64_t value) -> Value {
     return arith::ConstantIndexOp::create(ib, il, value);
   };
@@ -145,34 +143,18 @@ Value paddedRowBlock(OpBuilder &b, Location loc, Value a, Value packed, Value y,
              b, loc, begin, count, index(b, loc, rows), ValueRange{y},
              [&](OpBuilder &rb, Location rl, Value m0, ValueRange carried) {
                Value left = arith::SubIOp::create(rb, rl, count, m0);
-               OpFoldResult origin = rb.getIndexAttr(0),
-                            k = rb.getIndexAttr(depth),
-                            n = rb.getIndexAttr(block);
-               Value zero =
-                   arith::ConstantOp::create(rb, rl, rb.getZeroAttr(element));
-               Value zeros =
-                   linalg::FillOp::create(
-                       rb, rl, zero,
-                       tensor::EmptyOp::create(
-                           rb, rl, ArrayRef<int64_t>{rows, depth}, element)
-                           .getResult())
-                       .getResult(0);
                Value padded =
-                   insert2D(rb, rl, slice2D(rb, rl, a, m0, k0, left, k), zeros,
-                            origin, origin, left, k);
-               LinalgBuilder lb(rb, rl);
-               Value scratch = insert2D(
-                   rb, rl, slice2D(rb, rl, carried[0], m0, origin, left, n),
-                   lb.filledF32({rb.getIndexAttr(rows), n}, 0.0), origin,
-                   origin, left, n);
-               scratch = rowsAcrossPanels(
-                   rb, rl, padded, packed, scratch, index(rb, rl, 0),
-                   index(rb, rl, 0), index(rb, rl, rows), rows, columns, {});
+                   zeroPaddedRows(rb, rl, a, m0, k0, left, rows, depth);
                scf::YieldOp::create(
                    rb, rl,
-                   insert2D(rb, rl,
-                            slice2D(rb, rl, scratch, origin, origin, left, n),
-                            carried[0], m0, origin, left, n));
+                   sumIntoPaddedRows(
+                       rb, rl, carried[0], m0, left, rows,
+                       [&](OpBuilder &sb, Location sl, Value scratch) {
+                         return rowsAcrossPanels(
+                             sb, sl, padded, packed, scratch, index(sb, sl, 0),
+                             index(sb, sl, 0), index(sb, sl, rows), rows,
+                             columns, {});
+                       }));
              })
       .getResult(0);
 }

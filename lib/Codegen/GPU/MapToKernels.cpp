@@ -165,6 +165,46 @@ std::optional<double> neutralElement(Operation *combine) {
   return std::nullopt;
 }
 
+/// The one store in `body`, where its other ops only load or have no
+/// memory effects.
+memref::StoreOp onlyStore(Block *body) {
+  memref::StoreOp found;
+  for (Operation &op : body->without_terminator()) {
+    if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      if (found)
+        return nullptr;
+      found = store;
+    } else if (!isa<memref::LoadOp>(op) && !isMemoryEffectFree(&op)) {
+      return nullptr;
+    }
+  }
+  return found;
+}
+
+/// The load of `store`'s element that `combine` folds with one other value
+/// (the load's only user), and that value, where nothing else in `body`
+/// reads the element: the step M[idx] = combine(M[idx], partial) of a fold.
+std::optional<std::pair<memref::LoadOp, Value>>
+matchFoldStep(Operation *combine, memref::StoreOp store, Block *body) {
+  memref::LoadOp found;
+  Value partial;
+  for (int64_t i = 0; i < 2; ++i) {
+    auto load = combine->getOperand(i).getDefiningOp<memref::LoadOp>();
+    if (load && load.getMemRef() == store.getMemRef() &&
+        load.getIndices() == store.getIndices() && load->hasOneUse()) {
+      found = load;
+      partial = combine->getOperand(1 - i);
+    }
+  }
+  if (!found || partial == found.getResult())
+    return std::nullopt;
+  for (Operation &op : body->without_terminator())
+    if (auto load = dyn_cast<memref::LoadOp>(op);
+        load && load != found && load.getMemRef() == store.getMemRef())
+      return std::nullopt;
+  return std::make_pair(found, partial);
+}
+
 std::optional<RowReduction> matchRowReduction(scf::ParallelOp loop) {
   Block *body = loop.getBody();
   if (body->getOperations().size() < 2)
@@ -175,16 +215,7 @@ std::optional<RowReduction> matchRowReduction(scf::ParallelOp loop) {
       !llvm::all_of(llvm::make_range(body->begin(), inner->getIterator()),
                     [](Operation &op) { return isMemoryEffectFree(&op); }))
     return std::nullopt;
-  RowReduction r{inner, nullptr, nullptr, nullptr, nullptr};
-  for (Operation &op : inner.getBody()->without_terminator()) {
-    if (auto store = dyn_cast<memref::StoreOp>(op)) {
-      if (r.store)
-        return std::nullopt;
-      r.store = store;
-    } else if (!isa<memref::LoadOp>(op) && !isMemoryEffectFree(&op)) {
-      return std::nullopt;
-    }
-  }
+  RowReduction r{inner, nullptr, onlyStore(inner.getBody()), nullptr, nullptr};
   if (!r.store || !r.store.getValueToStore().getType().isF32())
     return std::nullopt;
   // The element is fixed across the sequential loop.
@@ -195,21 +226,11 @@ std::optional<RowReduction> matchRowReduction(scf::ParallelOp loop) {
   if (!r.combine || r.combine->getBlock() != inner.getBody() ||
       !neutralElement(r.combine))
     return std::nullopt;
-  for (int64_t i = 0; i < 2; ++i) {
-    auto load = r.combine->getOperand(i).getDefiningOp<memref::LoadOp>();
-    if (load && load.getMemRef() == r.store.getMemRef() &&
-        load.getIndices() == r.store.getIndices() && load->hasOneUse()) {
-      r.load = load;
-      r.partial = r.combine->getOperand(1 - i);
-    }
-  }
   // Nothing else reads the element while it is being folded.
-  if (!r.load || r.partial == r.load.getResult())
+  auto step = matchFoldStep(r.combine, r.store, inner.getBody());
+  if (!step)
     return std::nullopt;
-  for (Operation &op : inner.getBody()->without_terminator())
-    if (auto load = dyn_cast<memref::LoadOp>(op);
-        load && load != r.load && load.getMemRef() == r.store.getMemRef())
-      return std::nullopt;
+  std::tie(r.load, r.partial) = *step;
   return r;
 }
 
@@ -382,15 +403,7 @@ std::optional<PredicateFold> matchPredicateFold(scf::ForOp outer) {
                : nullptr;
   }
   Block *body = f.loops.back().getBody();
-  for (Operation &op : body->without_terminator()) {
-    if (auto store = dyn_cast<memref::StoreOp>(op)) {
-      if (f.store)
-        return std::nullopt;
-      f.store = store;
-    } else if (!isa<memref::LoadOp>(op) && !isMemoryEffectFree(&op)) {
-      return std::nullopt;
-    }
-  }
+  f.store = onlyStore(body);
   if (!f.store || !f.store.getValueToStore().getType().isInteger(1))
     return std::nullopt;
   for (Value index : f.store.getIndices())
@@ -400,20 +413,10 @@ std::optional<PredicateFold> matchPredicateFold(scf::ForOp outer) {
   if (!f.combine || f.combine->getBlock() != body ||
       !isa<arith::AndIOp, arith::OrIOp>(f.combine))
     return std::nullopt;
-  for (int64_t i = 0; i < 2; ++i) {
-    auto load = f.combine->getOperand(i).getDefiningOp<memref::LoadOp>();
-    if (load && load.getMemRef() == f.store.getMemRef() &&
-        load.getIndices() == f.store.getIndices() && load->hasOneUse()) {
-      f.load = load;
-      f.partial = f.combine->getOperand(1 - i);
-    }
-  }
-  if (!f.load || f.partial == f.load.getResult())
+  auto step = matchFoldStep(f.combine, f.store, body);
+  if (!step)
     return std::nullopt;
-  for (Operation &op : body->without_terminator())
-    if (auto load = dyn_cast<memref::LoadOp>(op);
-        load && load != f.load && load.getMemRef() == f.store.getMemRef())
-      return std::nullopt;
+  std::tie(f.load, f.partial) = *step;
   return f;
 }
 

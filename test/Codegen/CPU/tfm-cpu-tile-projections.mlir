@@ -675,9 +675,9 @@ func.func @transformed_rows(%x: tensor<?x64xf32>, %w: tensor<256x64xf32>, %mean:
 // AMX:   scf.for %{{.+}} = %c0 to %c128 step %c32 iter_args(%{{.+}} = %[[CHUNKS]])
 // AMX:     scf.for %[[T0:.+]] = %[[FULL32]] to %[[M]] step %c32
 // AMX:       %[[LEFT:.+]] = arith.subi %[[M]], %[[T0]]
-// AMX:       %[[TAIL_PAIRS:.+]] = tensor.expand_shape %[[PADDED]] {{\[}}[0], [1, 2]] output_shape [32, 128, 2]
 // AMX:       %[[YROWS:.+]] = tensor.extract_slice %{{.+}}[%[[T0]], 0] [%[[LEFT]], 32]
 // AMX:       %[[SCRATCH:.+]] = tensor.insert_slice %[[YROWS]] into %{{.+}}[0, 0] [%[[LEFT]], 32]
+// AMX:       %[[TAIL_PAIRS:.+]] = tensor.expand_shape %[[PADDED]] {{\[}}[0], [1, 2]] output_shape [32, 128, 2]
 // AMX:       %[[TSUMS:.+]] = linalg.generic {{.+}} ins(%[[TAIL_PAIRS]], %{{.+}} : tensor<32x128x2xbf16>, tensor<128x32x2xbf16>) outs(%[[SCRATCH]] : tensor<32x32xf32>) attrs = {tfm.amx_tiles}
 // AMX:       %[[BACK:.+]] = tensor.extract_slice %[[TSUMS]][0, 0] [%[[LEFT]], 32]
 // AMX:       tensor.insert_slice %[[BACK]] into %{{.+}}[%[[T0]], 0] [%[[LEFT]], 32]
