@@ -331,9 +331,8 @@ Value paddedTailRows(OpBuilder &b, Location loc, Value a) {
 }
 
 Value amxTailBlock(OpBuilder &builder, Location loc, Value tail, Value packed,
-                   Value n1, Value y, Value k0, Value begin) {
+                   Value n1, Value y, Value k0, Value begin, Value count) {
   int64_t pairSteps = cast<RankedTensorType>(packed.getType()).getDimSize(1);
-  Value count = tensor::DimOp::create(builder, loc, y, 0);
   // At most one step.
   return scf::ForOp::create(
              builder, loc, begin, count,

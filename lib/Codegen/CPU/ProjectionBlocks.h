@@ -161,12 +161,12 @@ Value zeroPaddedRows(OpBuilder &b, Location loc, Value a, Value row0,
 /// block, padded with rows of zeros (amxTailBlock's `tail`).
 Value paddedTailRows(OpBuilder &b, Location loc, Value a);
 
-/// `y` [M, 32] += the rows of y after its whole 32-row blocks (from
-/// `begin`) times the pairs at n1 of `packed`, as amxRowBlocks, their
+/// `y` [M, 32] += the rows of y after its whole 32-row blocks ([begin,
+/// count)) times the pairs at n1 of `packed`, as amxRowBlocks, their
 /// block of `tail` (paddedTailRows) at k0 summed on AMX tiles into a
 /// [32, 32] f32 scratch of which only the real rows go back into y.
 Value amxTailBlock(OpBuilder &builder, Location loc, Value tail, Value packed,
-                   Value n1, Value y, Value k0, Value begin);
+                   Value n1, Value y, Value k0, Value begin, Value count);
 
 /// Whether the streamed form can use dot products for a block of `block`
 /// rows of `w` (streamedDotColumnBlock).

@@ -365,7 +365,7 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
                          hook = prefetchShare;
                        if (paddedTail)
                          strip = amxTailBlock(nb, nl, amxTail, packed, n1,
-                                              strip, k0, begin);
+                                              strip, k0, begin, end);
                        else if (tiles)
                          strip = amxRowBlocks(nb, nl, rows, packed, n1, strip,
                                               rowStep, begin, end, blockRows);
@@ -1093,23 +1093,29 @@ void tileProjectionGroups(RewriterBase &rewriter,
     }
     return rounded;
   };
-  // On AMX tiles, the rows after the whole 32-row blocks are one more
-  // block, padded with rows of zeros once per call (per rows the pairs
-  // read: rounded or the group's own).
-  auto padOnce = [&](OpBuilder &b, Location l,
-                     const llvm::DenseMap<Operation *, Value> &rounded) {
-    llvm::DenseMap<Value, Value> tails;
-    if (!amx)
-      return tails;
+  // make(rows) once per call for each of the rows that projections' pairs
+  // read (rounded, or their group's own), by those rows.
+  auto perPairRows = [&](const llvm::DenseMap<Operation *, Value> &rounded,
+                         function_ref<Value(Value rows)> make) {
+    llvm::DenseMap<Value, Value> made;
     for (ProjectionGroup &group : groups)
       for (linalg::GenericOp projection : group.projections) {
         Value rows = rounded.lookup(projection);
         if (!rows)
           rows = group.rows();
-        if (pairsFor(projection) && !tails.count(rows))
-          tails[rows] = paddedTailRows(b, l, rows);
+        if (pairsFor(projection) && !made.count(rows))
+          made[rows] = make(rows);
       }
-    return tails;
+    return made;
+  };
+  // On AMX tiles, the rows after the whole 32-row blocks are one more
+  // block, padded with rows of zeros once per call.
+  auto padOnce = [&](OpBuilder &b, Location l,
+                     const llvm::DenseMap<Operation *, Value> &rounded) {
+    if (!amx)
+      return llvm::DenseMap<Value, Value>();
+    return perPairRows(rounded,
+                       [&](Value rows) { return paddedTailRows(b, l, rows); });
   };
   auto packedWith = [bf16Dot,
                      amx](const Blocking &blocking,
@@ -1199,17 +1205,14 @@ void tileProjectionGroups(RewriterBase &rewriter,
         auto choice = scf::IfOp::create(
             b, l, fits,
             [&](OpBuilder &ib, Location il) {
-              llvm::DenseMap<Value, Value> pairsOf;
+              llvm::DenseMap<Value, Value> pairsOf =
+                  perPairRows(rounded, [&](Value rows) {
+                    return inPlaceRowPairs(ib, il, rows);
+                  });
               auto rowsOf = [&](linalg::GenericOp projection, Value a) {
                 Value copy = rounded.lookup(projection);
                 return copy ? copy : a;
               };
-              for (ProjectionGroup &group : groups)
-                for (linalg::GenericOp projection : group.projections) {
-                  Value r = rowsOf(projection, group.rows());
-                  if (!pairsOf.count(r))
-                    pairsOf[r] = inPlaceRowPairs(ib, il, r);
-                }
               auto inPlace = [&](OpBuilder &cb, Location cl, Value a,
                                  linalg::GenericOp projection, Value init,
                                  Value nBlock) {
