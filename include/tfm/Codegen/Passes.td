@@ -185,24 +185,26 @@ def TfmCPUTileProjectionsPass
     marked generic, into a 32 x 32 f32 scratch of `yᵀ` added to `y`
     transposed (only the real rows of the last block).
 
-    Fewer rows than `MR` (a decode step, known only at run time: an
-    `scf.if` picks the form) stream the weights instead, in place, each
-    read once: threads over blocks of up to `4 MR` weight rows; for each row
-    of `a`, lane-wise partial dot products with every weight row of the
-    block (`[1, K/L, L] x [NB, K/L, L] -> [1, NB, L]`, one accumulator per
-    weight row), then their lane sums. The block's rows stay in cache from
-    one row of `a` to the next. Packing would cost more than the products.
-    With `bf16-dot` (the CPU target sets it where the CPU has AVX-512 BF16),
-    bf16 weights stream through `x86vector.avx512.dot` (`vdpbf16ps`, 32
-    weights a step) instead, 8 weight rows at a time against the row of
-    `a` rounded to bf16 once: the widening shifts go, and the products of
-    a bf16 model's rows are those a bf16 matmul would form. Such weights
-    stream for up to 63 rows (a short prompt), not only `MR - 1`: blocks
-    of 4 rows of `a` run against 4 weight rows at a time (16 accumulators;
-    each weight vector read serves 4 rows), the rows left one by one as
-    above; reading the weights in place beats packing them into pairs
-    there. With `amx` as well, tiles that read the weights in place
-    (above) take every row count from 2 on where they apply.
+    A few rows (a decode step or a short prompt, known only at run time:
+    an `scf.if` picks the form) stream the weights instead, in place, each
+    read once: threads over blocks of up to `4 MR` weight rows; blocks of 4
+    rows of `a` against 4 weight rows at a time (16 accumulators of `L`
+    f32 lanes, `vector.fma` of vectors read along `K`: each weight vector
+    read serves 4 rows), then their lane sums; the rows left one at a time,
+    lane-wise partial dot products with every weight row of the block
+    (`[1, K/L, L] x [NB, K/L, L] -> [1, NB, L]`, one accumulator per weight
+    row), then their lane sums. The block's rows stay in cache from one
+    block of `a` to the next. Up to 23 rows packing would cost more than the
+    products (`kFMAStreamRows`; where 4-row blocks do not apply, up to
+    `MR - 1`). With `bf16-dot` (the CPU target sets it where the CPU has
+    AVX-512 BF16), bf16 weights stream through `x86vector.avx512.dot`
+    (`vdpbf16ps`, 32 weights a step) instead, against rows rounded to bf16
+    once: the widening shifts go, and the products of a bf16 model's rows
+    are those a bf16 matmul would form. Such weights stream for up to 63
+    rows: blocks of 4 rows against 4 weight rows, the rows left one by one
+    against 8; reading the weights in place beats packing them into pairs
+    there. With `amx` as well, tiles that read the weights in place (above)
+    take every row count from 2 on where they apply.
     A projection with no columns or no steps (`N` or `K` = 0) is left alone.
 
     Each `MR`-row block of the packed form prefetches into L2 its share of

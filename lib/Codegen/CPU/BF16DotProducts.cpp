@@ -3,8 +3,8 @@
 // The forms of tfm-cpu-tile-projections that run bf16 weights through
 // x86vector.avx512.dot (vdpbf16ps, 16 lanes each adding the products of a
 // pair of bf16 values) instead of widening them to f32: panels packed as
-// pairs of k with register blocks over the rows (64 rows and more), and
-// weights streamed in place (fewer rows: a decode step, a short prompt).
+// pairs of k with register blocks over the rows, and on AMX tiles. The
+// streamed forms (weights read in place) are in StreamedProjections.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -355,29 +355,12 @@ Value amxTailBlock(OpBuilder &builder, Location loc, Value tail, Value packed,
       .getResult(0);
 }
 
-/// A streamed dot step: weight rows read at once for one row of `a` (8
-/// accumulators and 8 weight vectors in registers), and for a block of
-/// kDotRowBlock rows of `a` (4 x 4 accumulators: each weight vector read
-/// serves 4 rows, each row vector 4 weight rows); the bf16 values of a
-/// row a step reads.
-constexpr int64_t kDotRows = 8;
-constexpr int64_t kDotRowBlock = 4;
-constexpr int64_t kDotBlockColumns = 4;
-constexpr int64_t kDotPairs = 32;
-
-/// Whether the streamed form can use AVX-512 BF16 dot products for a block
-/// of `block` rows of `w`.
-bool canStreamBF16Dot(Value w, int64_t block) {
-  auto type = cast<RankedTensorType>(w.getType());
-  return type.getElementType().isBF16() && block % kDotRows == 0 &&
-         type.getDimSize(1) % kDotPairs == 0;
-}
-
-Value roundedRows(OpBuilder &b, Location l, Value a, Value scale,
-                  linalg::GenericOp transform, OpFoldResult row0,
-                  OpFoldResult rows, OpFoldResult k0, int64_t depth) {
+Value preparedRows(OpBuilder &b, Location l, Value a, Value scale,
+                   linalg::GenericOp transform, OpFoldResult row0,
+                   OpFoldResult rows, OpFoldResult k0, int64_t depth,
+                   Type element) {
   LinalgBuilder lb(b, l);
-  if (!transform && !scale && getElementTypeOrSelf(a.getType()).isBF16())
+  if (!transform && !scale && getElementTypeOrSelf(a.getType()) == element)
     return slice2D(b, l, a, row0, k0, rows, b.getIndexAttr(depth));
   Value tile =
       transform
@@ -394,131 +377,23 @@ Value roundedRows(OpBuilder &b, Location l, Value a, Value scale,
     maps.push_back(lb.map(2, {1}));
   }
   return lb.elementwise(
-      inputs, maps, {rows, b.getIndexAttr(depth)}, b.getBF16Type(),
+      inputs, maps, {rows, b.getIndexAttr(depth)}, element,
       [&](OpBuilder &nb, Location nl, ValueRange args) {
         Value value = LinalgBuilder::toF32(nb, nl, args[0]);
         if (scale)
           value = arith::MulFOp::create(nb, nl, value,
                                         LinalgBuilder::toF32(nb, nl, args[1]));
-        return arith::TruncFOp::create(nb, nl, nb.getBF16Type(), value)
-            .getResult();
+        if (element.isF32())
+          return value;
+        return arith::TruncFOp::create(nb, nl, element, value).getResult();
       });
 }
 
-namespace {
-
-/// `out` [rows, block] += `rounded` [rows, depth] · w[nBlock : +block, :]ᵀ,
-/// `columns` weight rows at a time: rows x columns accumulators of 16 f32
-/// lanes, each step adding the products of 32 bf16 pairs, then each
-/// accumulator's lane sum.
-Value dotRows(OpBuilder &builder, Location loc, Value rounded, Value w,
-              Value nBlock, Value out, int64_t rows, int64_t columns) {
-  int64_t block = cast<RankedTensorType>(out.getType()).getDimSize(1);
-  int64_t depth = cast<RankedTensorType>(w.getType()).getDimSize(1);
-  Type bf16 = builder.getBF16Type(), f32 = builder.getF32Type();
-  auto index = [](OpBuilder &b, Location l, int64_t value) -> Value {
-    return arith::ConstantIndexOp::create(b, l, value);
-  };
-  auto pairs = VectorType::get({kDotPairs}, bf16);
-  auto lanes = VectorType::get({kDotPairs / 2}, f32);
-  Value zeroLanes = arith::ConstantOp::create(
-      builder, loc, lanes,
-      DenseElementsAttr::get(lanes, builder.getF32FloatAttr(0)));
-  Value padding =
-      arith::ConstantOp::create(builder, loc, builder.getZeroAttr(bf16));
-  auto groups = scf::ForOp::create(
-      builder, loc, index(builder, loc, 0), index(builder, loc, block),
-      index(builder, loc, columns), ValueRange{out},
-      [&](OpBuilder &gb, Location gl, Value r0, ValueRange groupOut) {
-        Value first = arith::AddIOp::create(gb, gl, nBlock, r0);
-        auto steps = scf::ForOp::create(
-            gb, gl, index(gb, gl, 0), index(gb, gl, depth),
-            index(gb, gl, kDotPairs),
-            SmallVector<Value>(rows * columns, zeroLanes),
-            [&](OpBuilder &sb, Location sl, Value k, ValueRange sums) {
-              SmallVector<Value> x, weights;
-              for (int64_t i = 0; i < rows; ++i)
-                x.push_back(vector::TransferReadOp::create(
-                    sb, sl, pairs, rounded, ValueRange{index(sb, sl, i), k},
-                    padding, ArrayRef<bool>{true}));
-              for (int64_t j = 0; j < columns; ++j) {
-                Value n = arith::AddIOp::create(sb, sl, first,
-                                                index(sb, sl, j));
-                weights.push_back(vector::TransferReadOp::create(
-                    sb, sl, pairs, w, ValueRange{n, k}, padding,
-                    ArrayRef<bool>{true}));
-              }
-              SmallVector<Value> next;
-              for (int64_t i = 0; i < rows; ++i)
-                for (int64_t j = 0; j < columns; ++j)
-                  next.push_back(x86vector::DotBF16Op::create(
-                      sb, sl, lanes, sums[i * columns + j], x[i],
-                      weights[j]));
-              scf::YieldOp::create(sb, sl, next);
-            });
-        Value updated = groupOut[0];
-        for (int64_t i = 0; i < rows; ++i)
-          for (int64_t j = 0; j < columns; ++j) {
-            Value total = vector::ReductionOp::create(
-                gb, gl, vector::CombiningKind::ADD,
-                steps.getResult(i * columns + j));
-            SmallVector<Value> at{
-                index(gb, gl, i),
-                arith::AddIOp::create(gb, gl, r0, index(gb, gl, j))};
-            Value previous = tensor::ExtractOp::create(gb, gl, updated, at);
-            updated = tensor::InsertOp::create(
-                gb, gl, arith::AddFOp::create(gb, gl, previous, total),
-                updated, at);
-          }
-        scf::YieldOp::create(gb, gl, updated);
-      });
-  return groups.getResult(0);
-}
-
-} // namespace
-
-/// The streamed form with AVX-512 BF16 dot products (vdpbf16ps), the
-/// weights read in place: blocks of kDotRowBlock rows of `a`, then the rows
-/// left one by one, each block or row rounded to bf16 once (roundedRows)
-/// and run against every weight row of the column block (dotRows), which
-/// stays in L1/L2 for the next.
-Value streamedDotColumnBlock(OpBuilder &builder, Location loc, Value a,
-                             Value w, Value scale, linalg::GenericOp transform,
-                             Value init, Value nBlock) {
-  int64_t block = cast<RankedTensorType>(init.getType()).getDimSize(1);
-  int64_t depth = cast<RankedTensorType>(w.getType()).getDimSize(1);
-  auto index = [](OpBuilder &b, Location l, int64_t value) -> Value {
-    return arith::ConstantIndexOp::create(b, l, value);
-  };
-  Value rowCount = tensor::DimOp::create(builder, loc, a, 0);
-  auto rowLoop = [&](Value begin, Value end, int64_t rows, int64_t columns,
-                     Value y) {
-    return scf::ForOp::create(
-               builder, loc, begin, end, index(builder, loc, rows),
-               ValueRange{y},
-               [&](OpBuilder &b, Location l, Value m, ValueRange carried) {
-                 Value rounded = roundedRows(
-                     b, l, a, scale, transform, m, b.getIndexAttr(rows),
-                     b.getIndexAttr(0), depth);
-                 Value out =
-                     slice2D(b, l, carried[0], m, b.getIndexAttr(0),
-                             b.getIndexAttr(rows), b.getIndexAttr(block));
-                 out = dotRows(b, l, rounded, w, nBlock, out, rows, columns);
-                 scf::YieldOp::create(
-                     b, l,
-                     insert2D(b, l, out, carried[0], m, b.getIndexAttr(0),
-                              b.getIndexAttr(rows), b.getIndexAttr(block)));
-               })
-        .getResult(0);
-  };
-  Value blocked = arith::MulIOp::create(
-      builder, loc,
-      arith::DivUIOp::create(builder, loc, rowCount,
-                             index(builder, loc, kDotRowBlock)),
-      index(builder, loc, kDotRowBlock));
-  Value y = rowLoop(index(builder, loc, 0), blocked, kDotRowBlock,
-                    kDotBlockColumns, init);
-  return rowLoop(blocked, rowCount, 1, kDotRows, y);
+Value roundedRows(OpBuilder &b, Location l, Value a, Value scale,
+                  linalg::GenericOp transform, OpFoldResult row0,
+                  OpFoldResult rows, OpFoldResult k0, int64_t depth) {
+  return preparedRows(b, l, a, scale, transform, row0, rows, k0, depth,
+                      b.getBF16Type());
 }
 
 } // namespace mlir::tfm::projection

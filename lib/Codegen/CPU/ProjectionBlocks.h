@@ -97,7 +97,14 @@ Value dotRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
 
 /// Rows [row0, row0 + rows) of `a`, steps [k0, k0 + depth): transformed
 /// first where there is a `transform` and times the column scale where
-/// there is one (in f32), rounded to bf16. bf16 rows as they are: a view.
+/// there is one (in f32), as `element` (f32, or rounded to bf16). Rows
+/// of that type with neither as they are: a view.
+Value preparedRows(OpBuilder &b, Location l, Value a, Value scale,
+                   linalg::GenericOp transform, OpFoldResult row0,
+                   OpFoldResult rows, OpFoldResult k0, int64_t depth,
+                   Type element);
+
+/// preparedRows rounded to bf16.
 Value roundedRows(OpBuilder &b, Location l, Value a, Value scale,
                   linalg::GenericOp transform, OpFoldResult row0,
                   OpFoldResult rows, OpFoldResult k0, int64_t depth);
@@ -186,6 +193,35 @@ constexpr int64_t kDotStreamRows = 64;
 Value streamedDotColumnBlock(OpBuilder &builder, Location loc, Value a,
                              Value w, Value scale, linalg::GenericOp transform,
                              Value init, Value nBlock);
+
+/// The streamed form for a few rows, one at a time, its weights read in
+/// place (`init` + a[firstRow :, :] · w[nBlock : +NB, :]ᵀ for the rows
+/// from firstRow): lane-wise partial dot products with every weight row
+/// of the block, then their lane sums.
+Value streamedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
+                          Value scale, linalg::GenericOp transform, Value init,
+                          Value nBlock, int64_t lanes, Value firstRow);
+
+/// Whether the streamed form can run blocks of rows through f32
+/// multiply-adds of `lanes` (streamedFMAColumnBlock) for a block of `block`
+/// rows of `w`.
+bool canStreamFMA(Value w, int64_t block, int64_t lanes);
+
+/// Rows below which weights that can stream through f32 multiply-adds do
+/// (streamedFMAColumnBlock), rather than being packed. Measured on an Intel
+/// Xeon, 2 threads, the issue-14 model with every position's logits
+/// (bench/run.sh model --interleave): streaming 1.35x faster at S = 8, 1.15x at
+/// 16, 1.05x at 20; 0.94x at 24 and 0.9x at 32 (docs/PERFORMANCE.md).
+constexpr int64_t kFMAStreamRows = 24;
+
+/// One [M, NB] column block of a projection of a few rows, its weights
+/// read in place: `init` + a · w[nBlock : +NB, :]ᵀ, in blocks of 4 rows of
+/// `a` (transformed and times the column scale first, in f32, where there
+/// are) against 4 weight rows at a time, 16 accumulators of `lanes` f32
+/// lanes and their lane sums; the rows left as streamedColumnBlock.
+Value streamedFMAColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
+                             Value scale, linalg::GenericOp transform,
+                             Value init, Value nBlock, int64_t lanes);
 
 } // namespace mlir::tfm::projection
 

@@ -591,86 +591,6 @@ Value inPlaceAMXColumnBlock(OpBuilder &builder, Location loc, Value rows,
       .getResult(0);
 }
 
-/// The streamed form for a few rows, each weight read once, in place: for
-/// each row m of `a`, f32 lane-wise partial sums p[n, l] = Σ_kc
-/// a[m, kc·L + l] · w[n, kc·L + l] (L = `lanes`), which tfm-cpu-vectorize
-/// turns into one accumulator per weight row, then y[m, n] += Σ_l p[n, l].
-/// The block's weight rows stay in cache from one row of `a` to the next.
-/// With a `transform`, each row is transformed first.
-Value streamedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
-                          Value scale, linalg::GenericOp transform, Value init,
-                          Value nBlock, int64_t lanes) {
-  int64_t block = cast<RankedTensorType>(init.getType()).getDimSize(1);
-  int64_t depth = cast<RankedTensorType>(w.getType()).getDimSize(1);
-  int64_t chunks = depth / lanes;
-  Value rowsValue = tensor::DimOp::create(builder, loc, a, 0);
-  auto index = [&](OpBuilder &b, Location l, int64_t value) -> Value {
-    return arith::ConstantIndexOp::create(b, l, value);
-  };
-  /// [rows, depth] -> [rows, chunks, lanes], a view.
-  auto chunked = [&](OpBuilder &b, Location l, Value tile) -> Value {
-    auto type = cast<RankedTensorType>(tile.getType());
-    return tensor::ExpandShapeOp::create(
-        b, l,
-        RankedTensorType::get({type.getDimSize(0), chunks, lanes},
-                              type.getElementType()),
-        tile, SmallVector<ReassociationIndices>{{0}, {1, 2}});
-  };
-  Value weights = chunked(
-      builder, loc,
-      slice2D(builder, loc, w, nBlock, builder.getIndexAttr(0),
-              builder.getIndexAttr(block), builder.getIndexAttr(depth)));
-  auto rowLoop = scf::ForOp::create(
-      builder, loc, index(builder, loc, 0), rowsValue, index(builder, loc, 1),
-      ValueRange{init},
-      [&](OpBuilder &b, Location l, Value m, ValueRange carried) {
-        LinalgBuilder lb(b, l);
-        Value row = transform ? transformedRows(b, l, transform, m,
-                                                b.getIndexAttr(1),
-                                                b.getIndexAttr(0), depth)
-                              : slice2D(b, l, a, m, b.getIndexAttr(0),
-                                        b.getIndexAttr(1),
-                                        b.getIndexAttr(depth));
-        // A column scale multiplies the row once, not every weight row.
-        if (scale)
-          row = lb.generic(
-              {row, scale}, {lb.map(2, {0, 1}), lb.map(2, {1})},
-              lb.empty({b.getIndexAttr(1), b.getIndexAttr(depth)}, lb.f32()),
-              lb.map(2, {0, 1}), {Iter::parallel, Iter::parallel},
-              [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-                return arith::MulFOp::create(
-                    nb, nl, LinalgBuilder::toF32(nb, nl, args[0]),
-                    LinalgBuilder::toF32(nb, nl, args[1]));
-              });
-        row = chunked(b, l, row);
-        SmallVector<OpFoldResult> partialSizes{
-            b.getIndexAttr(1), b.getIndexAttr(block), b.getIndexAttr(lanes)};
-        Value partial = lb.generic(
-            {row, weights}, {lb.map(4, {0, 2, 3}), lb.map(4, {1, 2, 3})},
-            lb.filledF32(partialSizes, 0.0), lb.map(4, {0, 1, 3}),
-            {Iter::parallel, Iter::parallel, Iter::reduction, Iter::parallel},
-            [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-              Value product = arith::MulFOp::create(
-                  nb, nl, LinalgBuilder::toF32(nb, nl, args[0]),
-                  LinalgBuilder::toF32(nb, nl, args[1]));
-              return arith::AddFOp::create(nb, nl, args[2], product);
-            });
-        Value out = slice2D(b, l, carried[0], m, b.getIndexAttr(0),
-                            b.getIndexAttr(1), b.getIndexAttr(block));
-        Value sums = lb.generic(
-            {partial}, {lb.map(3, {0, 1, 2})}, out, lb.map(3, {0, 1}),
-            {Iter::parallel, Iter::parallel, Iter::reduction},
-            [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-              return arith::AddFOp::create(nb, nl, args[1], args[0]);
-            });
-        scf::YieldOp::create(
-            b, l,
-            insert2D(b, l, sums, carried[0], m, b.getIndexAttr(0),
-                     b.getIndexAttr(1), b.getIndexAttr(block)));
-      });
-  return rowLoop.getResult(0);
-}
-
 /// `projection` if it transforms its rows as it reads them, else null.
 linalg::GenericOp transformOf(linalg::GenericOp projection) {
   return transformsRows(projection) ? projection : linalg::GenericOp();
@@ -1143,39 +1063,49 @@ void tileProjectionGroups(RewriterBase &rewriter,
                                    Value nBlock) {
     Value w = projection.getDpsInputs()[1];
     int64_t block = cast<RankedTensorType>(init.getType()).getDimSize(1);
+    Value scale = columnScaleOf(projection);
+    linalg::GenericOp transform = transformOf(projection);
     if (bf16Dot && canStreamBF16Dot(w, block))
-      return streamedDotColumnBlock(b, l, a, w, columnScaleOf(projection),
-                                    transformOf(projection), init, nBlock);
-    return streamedColumnBlock(b, l, a, w, columnScaleOf(projection),
-                               transformOf(projection), init, nBlock, lanes);
+      return streamedDotColumnBlock(b, l, a, w, scale, transform, init, nBlock);
+    if (canStreamFMA(w, block, lanes))
+      return streamedFMAColumnBlock(b, l, a, w, scale, transform, init, nBlock,
+                                    lanes);
+    return streamedColumnBlock(b, l, a, w, scale, transform, init, nBlock,
+                               lanes, arith::ConstantIndexOp::create(b, l, 0));
   };
   ColumnBlocks blocks = columnBlocks(groups, main, tail.has_value());
   main.block = blocks.packed;
   int64_t streamBlock = blocks.streamed;
   int64_t tailBlock = tail ? tail->block : 0;
-  // Fewer rows than a register block (a decode step) stream the weights
-  // instead: packing them would cost more than the products.
   Value rows = tensor::DimOp::create(rewriter, loc, first.rows(), 0);
-  // bf16 weights through dot products stream for more rows: reading them
-  // in place beats packing them into pairs up to kDotStreamRows rows; on
-  // AMX tiles packing pays from 16 rows on, and tiles that read
-  // the weights in place from kInPlaceAMXMinRows.
+  auto allWeights = [&](function_ref<bool(Value w)> ok) {
+    return llvm::all_of(groups, [&](ProjectionGroup &group) {
+      return llvm::all_of(group.projections, [&](linalg::GenericOp p) {
+        return ok(p.getDpsInputs()[1]);
+      });
+    });
+  };
+  // A few rows (a decode step, a short prompt) stream the weights in
+  // place: packing them would cost more than the products. Through f32
+  // multiply-adds, blocks of 4 rows pay up to kFMAStreamRows, else only
+  // below a register block. bf16 weights through dot products stream for
+  // more rows: reading them in place beats packing them into pairs up to
+  // kDotStreamRows rows; on AMX tiles packing pays from 16 rows on, and
+  // tiles that read the weights in place from kInPlaceAMXMinRows.
   int64_t streamRows = main.rows;
-  if (bf16Dot && llvm::all_of(groups, [&](ProjectionGroup &group) {
-        return llvm::all_of(group.projections, [&](linalg::GenericOp p) {
-          return canStreamBF16Dot(p.getDpsInputs()[1], streamBlock);
-        });
-      }))
+  if (bf16Dot &&
+      allWeights([&](Value w) { return canStreamBF16Dot(w, streamBlock); }))
     streamRows = std::max(streamRows, amx ? kAMXTileRows : kDotStreamRows);
+  else if (allWeights([&](Value w) {
+             return !(bf16Dot && canStreamBF16Dot(w, streamBlock)) &&
+                    canStreamFMA(w, streamBlock, lanes);
+           }))
+    streamRows = std::max(streamRows, kFMAStreamRows);
   // bf16 weights on AMX tiles whose whole 32-column blocks cover N.
   bool inPlaceAMX =
       amx && bf16Dot && !tail && main.columns == kAMXBlockColumns &&
-      main.block % kAMXBlockColumns == 0 &&
-      llvm::all_of(groups, [&](ProjectionGroup &group) {
-        return llvm::all_of(group.projections, [&](linalg::GenericOp p) {
-          Value w = p.getDpsInputs()[1];
-          return canPackBF16Dot(w, main) && canStreamBF16Dot(w, main.block);
-        });
+      main.block % kAMXBlockColumns == 0 && allWeights([&](Value w) {
+        return canPackBF16Dot(w, main) && canStreamBF16Dot(w, main.block);
       });
   if (inPlaceAMX)
     streamRows = kInPlaceAMXMinRows;

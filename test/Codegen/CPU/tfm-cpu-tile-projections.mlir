@@ -33,7 +33,7 @@
 // CHECK: %[[ROWS:.+]] = tensor.collapse_shape %[[X]] {{\[\[}}0, 1], [2]] : tensor<?x?x512xf32> into tensor<?x512xf32>
 // CHECK: %[[M:.+]] = tensor.dim %[[ROWS]], %c0
 // CHECK: %[[OUT:.+]] = bufferization.alloc_tensor(%[[M]]) : tensor<?x512xf32>
-// CHECK: %[[FEW:.+]] = arith.cmpi ult, %[[M]], %c8
+// CHECK: %[[FEW:.+]] = arith.cmpi ult, %[[M]], %c24
 // CHECK: %[[RESULT:.+]] = scf.if %[[FEW]]
 // CHECK: } else {
 // CHECK: scf.forall (%[[J:.+]]) in (4) shared_outs(%[[SHARED:.+]] = %[[OUT]])
@@ -103,13 +103,16 @@ func.func @dynamic_rows(%x: tensor<?x?x512xf32>, %w: tensor<512x512xf32>) -> ten
 
 // -----
 
-// The streamed form of a decode step: threads over blocks of 32 weight rows
-// (4 register blocks), read in place; for each row of x, 16-lane partial
-// dot products with every weight row of the block, then their lane sums.
+// The streamed form of a decode step or a short prompt (fewer than 24
+// rows): threads over blocks of 32 weight rows (4 register blocks), read in
+// place; blocks of 4 rows of x against 4 weight rows at a time (16
+// accumulators of 16 lanes, each weight vector read serving 4 rows), then
+// their lane sums; the rows left, one at a time: 16-lane partial dot
+// products with every weight row of the block, then their lane sums.
 // With 12 register rows, no multiple of 12 up to 48 divides N = 512: the
 // streamed blocks take the largest divisor up to 48 instead.
 // ROWS12-LABEL: func.func @few_rows_stream_weights
-// ROWS12: arith.cmpi ult, %{{.+}}, %c12
+// ROWS12: arith.cmpi ult, %{{.+}}, %c24
 // ROWS12: scf.forall (%[[J:.+]]) in (16)
 // ROWS12: arith.muli %[[J]], %c32
 // CHECK-LABEL: func.func @few_rows_stream_weights
@@ -117,9 +120,18 @@ func.func @dynamic_rows(%x: tensor<?x?x512xf32>, %w: tensor<512x512xf32>) -> ten
 // CHECK: scf.if
 // CHECK:   scf.forall (%[[J:.+]]) in (16) shared_outs(%[[SHARED:.+]] = %{{.+}})
 // CHECK:     %[[N0:.+]] = arith.muli %[[J]], %c32
+// CHECK:     %[[BLOCKED:.+]] = arith.muli %{{.+}}, %c4
+// CHECK:     scf.for %[[M4:.+]] = %c0 to %[[BLOCKED]] step %c4
+// CHECK:       %[[ROWS4:.+]] = tensor.extract_slice %[[X]][%[[M4]], 0] [4, 256]
+// CHECK:       scf.for %[[R0:.+]] = %c0 to %c32 step %c4
+// CHECK:         scf.for %{{.+}} = %c0 to %c256 step %c16 iter_args({{.+}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK-COUNT-4: vector.transfer_read %[[ROWS4]]
+// CHECK-COUNT-4: vector.transfer_read %[[W]]
+// CHECK-COUNT-16: vector.fma
+// CHECK-COUNT-16: vector.reduction <add>
 // CHECK:     %[[WROWS:.+]] = tensor.extract_slice %[[W]][%[[N0]], 0] [32, 256]
 // CHECK:     %[[WCHUNKS:.+]] = tensor.expand_shape %[[WROWS]] {{\[\[}}0], [1, 2]] output_shape [32, 16, 16]
-// CHECK:     scf.for %[[M:.+]] = %c0 to %{{.+}} step %c1
+// CHECK:     scf.for %[[M:.+]] = %[[BLOCKED]] to %{{.+}} step %c1
 // CHECK:       %[[ROW:.+]] = tensor.extract_slice %[[X]][%[[M]], 0] [1, 256]
 // CHECK:       %[[CHUNKS:.+]] = tensor.expand_shape %[[ROW]]
 // CHECK:       %[[PARTIAL:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%[[CHUNKS]], %[[WCHUNKS]] : tensor<1x16x16xf32>, tensor<32x16x16xf32>) outs(%{{.+}} : tensor<1x32x16xf32>)
@@ -559,11 +571,18 @@ func.func @viewed_epilogue_accumulates(%x: tensor<?x64xf32>, %w: tensor<256x64xf
 // A projection that reads its rows transformed (a LayerNorm folded in by
 // tfm-fuse-norm-projection): the packed form transforms each [M, KC] panel
 // of the rows once per column block, and its register blocks read that
-// panel; the streamed form transforms each row.
+// panel; the streamed form transforms each block of 4 rows, then each row
+// left.
 // CHECK-LABEL: func.func @transformed_rows
 // CHECK-SAME: (%[[X:[^:]+]]: tensor<?x64xf32>, %[[W:[^:]+]]: tensor<256x64xf32>, %[[MEAN:[^:]+]]: tensor<?xf32>, %[[SCALE:[^:]+]]: tensor<?xf32>, %[[G:[^:]+]]: tensor<64xf32>)
 // CHECK: scf.forall (%{{.+}}) in (8)
-// CHECK:   scf.for %[[M:.+]] = %c0 to %{{.+}} step %c1
+// CHECK:   scf.for %[[M4:.+]] = %c0 to %{{.+}} step %c4
+// CHECK:     %[[ROWS4:.+]] = tensor.extract_slice %[[X]][%[[M4]], 0] [4, 64]
+// CHECK:     %[[MEAN4:.+]] = tensor.extract_slice %[[MEAN]][%[[M4]]] [4]
+// CHECK:     %[[SCALE4:.+]] = tensor.extract_slice %[[SCALE]][%[[M4]]] [4]
+// CHECK:     linalg.generic {{.+}} ins(%[[ROWS4]], %[[MEAN4]], %[[SCALE4]], %[[G]] : tensor<4x64xf32>, tensor<4xf32>, tensor<4xf32>, tensor<64xf32>) outs(%{{.+}} : tensor<4x64xf32>)
+// CHECK-COUNT-16: vector.fma
+// CHECK:   scf.for %[[M:.+]] = %{{.+}} to %{{.+}} step %c1
 // CHECK:     %[[ROW:.+]] = tensor.extract_slice %[[X]][%[[M]], 0] [1, 64]
 // CHECK:     %[[ROW_MEAN:.+]] = tensor.extract_slice %[[MEAN]][%[[M]]] [1]
 // CHECK:     %[[ROW_SCALE:.+]] = tensor.extract_slice %[[SCALE]][%[[M]]] [1]

@@ -1,0 +1,313 @@
+//===- StreamedProjections.cpp - projections of a few rows ----------------===//
+//
+// The forms of tfm-cpu-tile-projections for a few rows (a decode step, a
+// short prompt) that read the weights in place, each once, rather than
+// packing them: dot products along K of rows of `a` with weight rows,
+// accumulated in f32 lanes and summed at the end, through f32
+// multiply-adds or AVX-512 BF16 dot products (vdpbf16ps).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ProjectionBlocks.h"
+
+#include "tfm/Codegen/Projection.h"
+
+#include "tfm/Dialect/Tfm/Utils/LinalgBuilder.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+namespace mlir::tfm::projection {
+
+using Iter = utils::IteratorType;
+
+/// The streamed form for a few rows, each weight read once, in place: for
+/// each row m of `a`, f32 lane-wise partial sums p[n, l] = Σ_kc
+/// a[m, kc·L + l] · w[n, kc·L + l] (L = `lanes`), which tfm-cpu-vectorize
+/// turns into one accumulator per weight row, then y[m, n] += Σ_l p[n, l].
+/// The block's weight rows stay in cache from one row of `a` to the next.
+/// With a `transform`, each row is transformed first.
+Value streamedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
+                          Value scale, linalg::GenericOp transform, Value init,
+                          Value nBlock, int64_t lanes, Value firstRow) {
+  int64_t block = cast<RankedTensorType>(init.getType()).getDimSize(1);
+  int64_t depth = cast<RankedTensorType>(w.getType()).getDimSize(1);
+  int64_t chunks = depth / lanes;
+  Value rowsValue = tensor::DimOp::create(builder, loc, a, 0);
+  auto index = [&](OpBuilder &b, Location l, int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, l, value);
+  };
+  /// [rows, depth] -> [rows, chunks, lanes], a view.
+  auto chunked = [&](OpBuilder &b, Location l, Value tile) -> Value {
+    auto type = cast<RankedTensorType>(tile.getType());
+    return tensor::ExpandShapeOp::create(
+        b, l,
+        RankedTensorType::get({type.getDimSize(0), chunks, lanes},
+                              type.getElementType()),
+        tile, SmallVector<ReassociationIndices>{{0}, {1, 2}});
+  };
+  Value weights = chunked(
+      builder, loc,
+      slice2D(builder, loc, w, nBlock, builder.getIndexAttr(0),
+              builder.getIndexAttr(block), builder.getIndexAttr(depth)));
+  auto rowLoop = scf::ForOp::create(
+      builder, loc, firstRow, rowsValue, index(builder, loc, 1),
+      ValueRange{init},
+      [&](OpBuilder &b, Location l, Value m, ValueRange carried) {
+        LinalgBuilder lb(b, l);
+        Value row = transform
+                        ? transformedRows(b, l, transform, m, b.getIndexAttr(1),
+                                          b.getIndexAttr(0), depth)
+                        : slice2D(b, l, a, m, b.getIndexAttr(0),
+                                  b.getIndexAttr(1), b.getIndexAttr(depth));
+        // A column scale multiplies the row once, not every weight row.
+        if (scale)
+          row = lb.generic(
+              {row, scale}, {lb.map(2, {0, 1}), lb.map(2, {1})},
+              lb.empty({b.getIndexAttr(1), b.getIndexAttr(depth)}, lb.f32()),
+              lb.map(2, {0, 1}), {Iter::parallel, Iter::parallel},
+              [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+                return arith::MulFOp::create(
+                    nb, nl, LinalgBuilder::toF32(nb, nl, args[0]),
+                    LinalgBuilder::toF32(nb, nl, args[1]));
+              });
+        row = chunked(b, l, row);
+        SmallVector<OpFoldResult> partialSizes{
+            b.getIndexAttr(1), b.getIndexAttr(block), b.getIndexAttr(lanes)};
+        Value partial = lb.generic(
+            {row, weights}, {lb.map(4, {0, 2, 3}), lb.map(4, {1, 2, 3})},
+            lb.filledF32(partialSizes, 0.0), lb.map(4, {0, 1, 3}),
+            {Iter::parallel, Iter::parallel, Iter::reduction, Iter::parallel},
+            [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+              Value product = arith::MulFOp::create(
+                  nb, nl, LinalgBuilder::toF32(nb, nl, args[0]),
+                  LinalgBuilder::toF32(nb, nl, args[1]));
+              return arith::AddFOp::create(nb, nl, args[2], product);
+            });
+        Value out = slice2D(b, l, carried[0], m, b.getIndexAttr(0),
+                            b.getIndexAttr(1), b.getIndexAttr(block));
+        Value sums = lb.generic(
+            {partial}, {lb.map(3, {0, 1, 2})}, out, lb.map(3, {0, 1}),
+            {Iter::parallel, Iter::parallel, Iter::reduction},
+            [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+              return arith::AddFOp::create(nb, nl, args[1], args[0]);
+            });
+        scf::YieldOp::create(b, l,
+                             insert2D(b, l, sums, carried[0], m,
+                                      b.getIndexAttr(0), b.getIndexAttr(1),
+                                      b.getIndexAttr(block)));
+      });
+  return rowLoop.getResult(0);
+}
+
+/// A streamed dot step: weight rows read at once for one row of `a` (8
+/// accumulators and 8 weight vectors in registers), and for a block of
+/// kDotRowBlock rows of `a` (4 x 4 accumulators: each weight vector read
+/// serves 4 rows, each row vector 4 weight rows); the bf16 values of a
+/// row a step reads.
+constexpr int64_t kDotRows = 8;
+constexpr int64_t kDotRowBlock = 4;
+constexpr int64_t kDotBlockColumns = 4;
+constexpr int64_t kDotPairs = 32;
+
+/// Whether the streamed form can use AVX-512 BF16 dot products for a block
+/// of `block` rows of `w`.
+bool canStreamBF16Dot(Value w, int64_t block) {
+  auto type = cast<RankedTensorType>(w.getType());
+  return type.getElementType().isBF16() && block % kDotRows == 0 &&
+         type.getDimSize(1) % kDotPairs == 0;
+}
+
+namespace {
+
+/// `out` [rows, block] += `x` [rows, depth] · w[nBlock : +block, :]ᵀ,
+/// `columns` weight rows at a time: rows x columns accumulators of f32
+/// lanes, then each accumulator's lane sum. With `lanes` = 0, x is bf16
+/// and each step adds the products of 32 bf16 pairs per accumulator
+/// (vdpbf16ps); else each step is a multiply-add of `lanes` values of x
+/// and w widened to f32.
+Value dotRows(OpBuilder &builder, Location loc, Value x, Value w, Value nBlock,
+              Value out, int64_t rows, int64_t columns, int64_t lanes = 0) {
+  int64_t block = cast<RankedTensorType>(out.getType()).getDimSize(1);
+  int64_t depth = cast<RankedTensorType>(w.getType()).getDimSize(1);
+  Type f32 = builder.getF32Type();
+  auto index = [](OpBuilder &b, Location l, int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, l, value);
+  };
+  bool pairs = lanes == 0;
+  int64_t width = pairs ? kDotPairs : lanes;
+  auto sumType = VectorType::get({pairs ? kDotPairs / 2 : lanes}, f32);
+  Value zeroLanes = arith::ConstantOp::create(
+      builder, loc, sumType,
+      DenseElementsAttr::get(sumType, builder.getF32FloatAttr(0)));
+  // A step's vector of `source` at [i, k], widened to f32 unless pairs.
+  auto read = [&](OpBuilder &b, Location l, Value source, Value i,
+                  Value k) -> Value {
+    Type element = getElementTypeOrSelf(source.getType());
+    Value padding = arith::ConstantOp::create(b, l, b.getZeroAttr(element));
+    Value vector = vector::TransferReadOp::create(
+        b, l, VectorType::get({width}, element), source, ValueRange{i, k},
+        padding, ArrayRef<bool>{true});
+    if (pairs || element == f32)
+      return vector;
+    return arith::ExtFOp::create(b, l, sumType, vector);
+  };
+  auto groups = scf::ForOp::create(
+      builder, loc, index(builder, loc, 0), index(builder, loc, block),
+      index(builder, loc, columns), ValueRange{out},
+      [&](OpBuilder &gb, Location gl, Value r0, ValueRange groupOut) {
+        Value first = arith::AddIOp::create(gb, gl, nBlock, r0);
+        auto steps = scf::ForOp::create(
+            gb, gl, index(gb, gl, 0), index(gb, gl, depth),
+            index(gb, gl, width), SmallVector<Value>(rows * columns, zeroLanes),
+            [&](OpBuilder &sb, Location sl, Value k, ValueRange sums) {
+              SmallVector<Value> xs, weights;
+              for (int64_t i = 0; i < rows; ++i)
+                xs.push_back(read(sb, sl, x, index(sb, sl, i), k));
+              for (int64_t j = 0; j < columns; ++j) {
+                Value n =
+                    arith::AddIOp::create(sb, sl, first, index(sb, sl, j));
+                weights.push_back(read(sb, sl, w, n, k));
+              }
+              SmallVector<Value> next;
+              for (int64_t i = 0; i < rows; ++i)
+                for (int64_t j = 0; j < columns; ++j) {
+                  Value sum = sums[i * columns + j];
+                  next.push_back(
+                      pairs ? x86vector::DotBF16Op::create(sb, sl, sumType, sum,
+                                                           xs[i], weights[j])
+                                  .getResult()
+                            : vector::FMAOp::create(sb, sl, xs[i], weights[j],
+                                                    sum)
+                                  .getResult());
+                }
+              scf::YieldOp::create(sb, sl, next);
+            });
+        Value updated = groupOut[0];
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = 0; j < columns; ++j) {
+            Value total =
+                vector::ReductionOp::create(gb, gl, vector::CombiningKind::ADD,
+                                            steps.getResult(i * columns + j));
+            SmallVector<Value> at{
+                index(gb, gl, i),
+                arith::AddIOp::create(gb, gl, r0, index(gb, gl, j))};
+            Value previous = tensor::ExtractOp::create(gb, gl, updated, at);
+            updated = tensor::InsertOp::create(
+                gb, gl, arith::AddFOp::create(gb, gl, previous, total), updated,
+                at);
+          }
+        scf::YieldOp::create(gb, gl, updated);
+      });
+  return groups.getResult(0);
+}
+
+} // namespace
+
+/// The streamed form with AVX-512 BF16 dot products (vdpbf16ps), the
+/// weights read in place: blocks of kDotRowBlock rows of `a`, then the rows
+/// left one by one, each block or row rounded to bf16 once (roundedRows)
+/// and run against every weight row of the column block (dotRows), which
+/// stays in L1/L2 for the next.
+Value streamedDotColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
+                             Value scale, linalg::GenericOp transform,
+                             Value init, Value nBlock) {
+  int64_t block = cast<RankedTensorType>(init.getType()).getDimSize(1);
+  int64_t depth = cast<RankedTensorType>(w.getType()).getDimSize(1);
+  auto index = [](OpBuilder &b, Location l, int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, l, value);
+  };
+  Value rowCount = tensor::DimOp::create(builder, loc, a, 0);
+  auto rowLoop = [&](Value begin, Value end, int64_t rows, int64_t columns,
+                     Value y) {
+    return scf::ForOp::create(
+               builder, loc, begin, end, index(builder, loc, rows),
+               ValueRange{y},
+               [&](OpBuilder &b, Location l, Value m, ValueRange carried) {
+                 Value rounded = roundedRows(b, l, a, scale, transform, m,
+                                             b.getIndexAttr(rows),
+                                             b.getIndexAttr(0), depth);
+                 Value out =
+                     slice2D(b, l, carried[0], m, b.getIndexAttr(0),
+                             b.getIndexAttr(rows), b.getIndexAttr(block));
+                 out = dotRows(b, l, rounded, w, nBlock, out, rows, columns);
+                 scf::YieldOp::create(
+                     b, l,
+                     insert2D(b, l, out, carried[0], m, b.getIndexAttr(0),
+                              b.getIndexAttr(rows), b.getIndexAttr(block)));
+               })
+        .getResult(0);
+  };
+  Value blocked = arith::MulIOp::create(
+      builder, loc,
+      arith::DivUIOp::create(builder, loc, rowCount,
+                             index(builder, loc, kDotRowBlock)),
+      index(builder, loc, kDotRowBlock));
+  Value y = rowLoop(index(builder, loc, 0), blocked, kDotRowBlock,
+                    kDotBlockColumns, init);
+  return rowLoop(blocked, rowCount, 1, kDotRows, y);
+}
+
+bool canStreamFMA(Value w, int64_t block, int64_t lanes) {
+  auto type = cast<RankedTensorType>(w.getType());
+  return block % kDotBlockColumns == 0 && type.getDimSize(1) % lanes == 0;
+}
+
+namespace {
+
+/// `init` + a[0 : end, :] · w[nBlock : +NB, :]ᵀ in blocks of 4 rows
+/// against 4 weight rows at a time (dotRows through f32 multiply-adds),
+/// each block transformed and times the column scale first where there
+/// are.
+Value fmaRowBlocks(OpBuilder &builder, Location loc, Value a, Value w,
+                   Value scale, linalg::GenericOp transform, Value init,
+                   Value nBlock, Value end, int64_t lanes) {
+  int64_t block = cast<RankedTensorType>(init.getType()).getDimSize(1);
+  int64_t depth = cast<RankedTensorType>(w.getType()).getDimSize(1);
+  return scf::ForOp::create(
+             builder, loc, arith::ConstantIndexOp::create(builder, loc, 0), end,
+             arith::ConstantIndexOp::create(builder, loc, kDotRowBlock),
+             ValueRange{init},
+             [&](OpBuilder &b, Location l, Value m, ValueRange carried) {
+               Value rows = preparedRows(
+                   b, l, a, scale, transform, m, b.getIndexAttr(kDotRowBlock),
+                   b.getIndexAttr(0), depth, b.getF32Type());
+               Value out =
+                   slice2D(b, l, carried[0], m, b.getIndexAttr(0),
+                           b.getIndexAttr(kDotRowBlock), b.getIndexAttr(block));
+               out = dotRows(b, l, rows, w, nBlock, out, kDotRowBlock,
+                             kDotBlockColumns, lanes);
+               scf::YieldOp::create(b, l,
+                                    insert2D(b, l, out, carried[0], m,
+                                             b.getIndexAttr(0),
+                                             b.getIndexAttr(kDotRowBlock),
+                                             b.getIndexAttr(block)));
+             })
+      .getResult(0);
+}
+
+} // namespace
+
+Value streamedFMAColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
+                             Value scale, linalg::GenericOp transform,
+                             Value init, Value nBlock, int64_t lanes) {
+  Value rowBlock = arith::ConstantIndexOp::create(builder, loc, kDotRowBlock);
+  Value blocked = arith::MulIOp::create(
+      builder, loc,
+      arith::DivUIOp::create(
+          builder, loc, tensor::DimOp::create(builder, loc, a, 0), rowBlock),
+      rowBlock);
+  Value y = fmaRowBlocks(builder, loc, a, w, scale, transform, init, nBlock,
+                         blocked, lanes);
+  return streamedColumnBlock(builder, loc, a, w, scale, transform, y, nBlock,
+                             lanes, blocked);
+}
+
+} // namespace mlir::tfm::projection
