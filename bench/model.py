@@ -55,6 +55,15 @@ def flops(config, batch, length, logits="all"):
     return batch * (2 * weights + attention)
 
 
+def prompt_flops(config, batch, length):
+    """The work of a prompt as llama.cpp's llama-bench counts it (and issue
+    14's llama.cpp figures): every layer on every position, the LM head on
+    the last one, although both tfm and llama.cpp run the last layer's
+    output projection and FFN on the last position only."""
+    return (flops(config, batch, length, "all")
+            - batch * (length - 1) * 2 * config["vocab_size"] * config["d_model"])
+
+
 def layer_activation_bytes(config, batch, length):
     """The f32 tensors one layer computes, unfused: norm output, q, k, v,
     attention output, o_proj output, residual, norm output, gate, up,
@@ -305,6 +314,7 @@ def main():
     print(f"{'model':<8} {'S':>4} {'logits':<6} {'impl':<6} {'ms':>9} {'tokens/s':>9} "
           f"{'GFLOP/s':>8} {'%sgemm':>7} {'%peak':>6} {'wGB/s':>6} {'%triad':>6} "
           f"{'torch/x':>8} {'error':>9} {'+RSS MiB':>8} {'bound':>6}  kernels")
+    prompts = []  # (name, S, impl, seconds) of the last-position runs
     for name, directory, model, batch, model_lengths, modes in models:
         for length in model_lengths:
             for logits in modes:
@@ -334,6 +344,8 @@ def main():
                         error = logits_error(directory / f"logits-{impl}.npy",
                                              directory / "logits-torch.npy",
                                              TOLERANCE[args.dtype])
+                    if logits == "last":
+                        prompts.append((model, batch, length, impl, seconds))
                     rss = result["rss_extra_kib"]
                     rss = "-" if rss == "-" else f"{int(rss) / 1024:.1f}"
                     rate = work / seconds / 1e9
@@ -346,6 +358,13 @@ def main():
                           f"{error:>9} {rss:>8} "
                           f"{bound:>6.0f}  {result['kernels']}")
                     sys.stdout.flush()
+    if prompts:
+        print("\nlast position's logits counted as llama-bench counts a prompt "
+              "(every layer on every position):")
+        for model, batch, length, impl, seconds in prompts:
+            rate = prompt_flops(model, batch, length) / seconds / 1e9
+            print(f"  S = {length:>4} {impl:<6} {rate:>7.1f} GFLOP/s "
+                  f"{100 * rate / sgemm_rate:>6.1f}% of sgemm {100 * rate / peak:>6.1f}% of peak")
     runner.closing(sgemm_rate, tool, built)
 
 

@@ -190,13 +190,14 @@ def TfmCPUTileProjectionsPass
     read once: threads over blocks of up to `4 MR` weight rows; blocks of 4
     rows of `a` against 4 weight rows at a time (16 accumulators of `L`
     f32 lanes, `vector.fma` of vectors read along `K`: each weight vector
-    read serves 4 rows), then their lane sums; the rows left one at a time,
-    lane-wise partial dot products with every weight row of the block
-    (`[1, K/L, L] x [NB, K/L, L] -> [1, NB, L]`, one accumulator per weight
-    row), then their lane sums. The block's rows stay in cache from one
+    read serves 4 rows), then their lane sums; 2 or 3 rows left as one
+    block against 8 weight rows at a time (an `scf.index_switch` on the
+    count); one row left (a decode step): lane-wise partial dot products
+    with every weight row of the block (`[1, K/L, L] x [NB, K/L, L] -> [1,
+    NB, L]`, one accumulator per weight row), then their lane sums. The block's rows stay in cache from one
     block of `a` to the next. Up to 23 rows packing would cost more than the
-    products (`kFMAStreamRows`; where 4-row blocks do not apply, up to
-    `MR - 1`). With `bf16-dot` (the CPU target sets it where the CPU has
+    products (`kFMAStreamRows`; where 4-row blocks do not apply, AVX2's
+    16 registers or weight blocks not of whole groups of 4, up to `MR - 1`). With `bf16-dot` (the CPU target sets it where the CPU has
     AVX-512 BF16), bf16 weights stream through `x86vector.avx512.dot`
     (`vdpbf16ps`, 32 weights a step) instead, against rows rounded to bf16
     once: the widening shifts go, and the products of a bf16 model's rows

@@ -204,7 +204,8 @@ Value streamedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
 
 /// Whether the streamed form can run blocks of rows through f32
 /// multiply-adds of `lanes` (streamedFMAColumnBlock) for a block of `block`
-/// rows of `w`.
+/// rows of `w`: 16 lanes (AVX-512: 32 registers) and whole groups of 4
+/// weight rows.
 bool canStreamFMA(Value w, int64_t block, int64_t lanes);
 
 /// Rows below which weights that can stream through f32 multiply-adds do

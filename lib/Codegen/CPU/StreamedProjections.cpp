@@ -257,40 +257,30 @@ Value streamedDotColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
 
 bool canStreamFMA(Value w, int64_t block, int64_t lanes) {
   auto type = cast<RankedTensorType>(w.getType());
-  return block % kDotBlockColumns == 0 && type.getDimSize(1) % lanes == 0;
+  // 16 accumulators and 8 vectors read need AVX-512's 32 registers.
+  return lanes == kDotPairs / 2 && block % kDotBlockColumns == 0 &&
+         type.getDimSize(1) % lanes == 0;
 }
 
 namespace {
 
-/// `init` + a[0 : end, :] · w[nBlock : +NB, :]ᵀ in blocks of 4 rows
-/// against 4 weight rows at a time (dotRows through f32 multiply-adds),
-/// each block transformed and times the column scale first where there
-/// are.
-Value fmaRowBlocks(OpBuilder &builder, Location loc, Value a, Value w,
-                   Value scale, linalg::GenericOp transform, Value init,
-                   Value nBlock, Value end, int64_t lanes) {
-  int64_t block = cast<RankedTensorType>(init.getType()).getDimSize(1);
+/// `y` with its rows [m, m + rows) plus a[m : +rows, :] · w[nBlock :
+/// +NB, :]ᵀ, `columns` weight rows at a time (dotRows through f32
+/// multiply-adds), the rows transformed and times the column scale first
+/// where there are.
+Value fmaRows(OpBuilder &b, Location l, Value a, Value w, Value scale,
+              linalg::GenericOp transform, Value y, Value nBlock, Value m,
+              int64_t rows, int64_t columns, int64_t lanes) {
+  int64_t block = cast<RankedTensorType>(y.getType()).getDimSize(1);
   int64_t depth = cast<RankedTensorType>(w.getType()).getDimSize(1);
-  return scf::ForOp::create(
-             builder, loc, arith::ConstantIndexOp::create(builder, loc, 0), end,
-             arith::ConstantIndexOp::create(builder, loc, kDotRowBlock),
-             ValueRange{init},
-             [&](OpBuilder &b, Location l, Value m, ValueRange carried) {
-               Value rows = preparedRows(
-                   b, l, a, scale, transform, m, b.getIndexAttr(kDotRowBlock),
+  Value prepared =
+      preparedRows(b, l, a, scale, transform, m, b.getIndexAttr(rows),
                    b.getIndexAttr(0), depth, b.getF32Type());
-               Value out =
-                   slice2D(b, l, carried[0], m, b.getIndexAttr(0),
-                           b.getIndexAttr(kDotRowBlock), b.getIndexAttr(block));
-               out = dotRows(b, l, rows, w, nBlock, out, kDotRowBlock,
-                             kDotBlockColumns, lanes);
-               scf::YieldOp::create(b, l,
-                                    insert2D(b, l, out, carried[0], m,
-                                             b.getIndexAttr(0),
-                                             b.getIndexAttr(kDotRowBlock),
-                                             b.getIndexAttr(block)));
-             })
-      .getResult(0);
+  Value out = slice2D(b, l, y, m, b.getIndexAttr(0), b.getIndexAttr(rows),
+                      b.getIndexAttr(block));
+  out = dotRows(b, l, prepared, w, nBlock, out, rows, columns, lanes);
+  return insert2D(b, l, out, y, m, b.getIndexAttr(0), b.getIndexAttr(rows),
+                  b.getIndexAttr(block));
 }
 
 } // namespace
@@ -298,16 +288,46 @@ Value fmaRowBlocks(OpBuilder &builder, Location loc, Value a, Value w,
 Value streamedFMAColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
                              Value scale, linalg::GenericOp transform,
                              Value init, Value nBlock, int64_t lanes) {
+  int64_t block = cast<RankedTensorType>(init.getType()).getDimSize(1);
   Value rowBlock = arith::ConstantIndexOp::create(builder, loc, kDotRowBlock);
+  Value rowCount = tensor::DimOp::create(builder, loc, a, 0);
   Value blocked = arith::MulIOp::create(
-      builder, loc,
-      arith::DivUIOp::create(
-          builder, loc, tensor::DimOp::create(builder, loc, a, 0), rowBlock),
+      builder, loc, arith::DivUIOp::create(builder, loc, rowCount, rowBlock),
       rowBlock);
-  Value y = fmaRowBlocks(builder, loc, a, w, scale, transform, init, nBlock,
-                         blocked, lanes);
-  return streamedColumnBlock(builder, loc, a, w, scale, transform, y, nBlock,
-                             lanes, blocked);
+  Value y = scf::ForOp::create(
+                builder, loc, arith::ConstantIndexOp::create(builder, loc, 0),
+                blocked, rowBlock, ValueRange{init},
+                [&](OpBuilder &b, Location l, Value m, ValueRange carried) {
+                  scf::YieldOp::create(
+                      b, l,
+                      fmaRows(b, l, a, w, scale, transform, carried[0], nBlock,
+                              m, kDotRowBlock, kDotBlockColumns, lanes));
+                })
+                .getResult(0);
+  // 2 or 3 rows left: one block of them against up to 8 weight rows at a
+  // time (at most 24 accumulators); one row (a decode step): against every
+  // weight row of the block at once.
+  int64_t columns = block % kDotRows == 0 ? kDotRows : kDotBlockColumns;
+  Value left = arith::SubIOp::create(builder, loc, rowCount, blocked);
+  SmallVector<int64_t> cases{2, 3};
+  auto rest = scf::IndexSwitchOp::create(builder, loc, TypeRange{y.getType()},
+                                         left, cases, cases.size());
+  for (auto [i, rows] : llvm::enumerate(cases)) {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(&rest.getCaseRegions()[i].emplaceBlock());
+    scf::YieldOp::create(builder, loc,
+                         fmaRows(builder, loc, a, w, scale, transform, y,
+                                 nBlock, blocked, rows, columns, lanes));
+  }
+  {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(&rest.getDefaultRegion().emplaceBlock());
+    scf::YieldOp::create(builder, loc,
+                         streamedColumnBlock(builder, loc, a, w, scale,
+                                             transform, y, nBlock, lanes,
+                                             blocked));
+  }
+  return rest.getResult(0);
 }
 
 } // namespace mlir::tfm::projection

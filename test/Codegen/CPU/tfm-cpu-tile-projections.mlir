@@ -107,8 +107,9 @@ func.func @dynamic_rows(%x: tensor<?x?x512xf32>, %w: tensor<512x512xf32>) -> ten
 // rows): threads over blocks of 32 weight rows (4 register blocks), read in
 // place; blocks of 4 rows of x against 4 weight rows at a time (16
 // accumulators of 16 lanes, each weight vector read serving 4 rows), then
-// their lane sums; the rows left, one at a time: 16-lane partial dot
-// products with every weight row of the block, then their lane sums.
+// their lane sums; 2 or 3 rows left against 8 weight rows at a time; one
+// row left (a decode step): 16-lane partial dot products with every weight
+// row of the block, then their lane sums.
 // With 12 register rows, no multiple of 12 up to 48 divides N = 512: the
 // streamed blocks take the largest divisor up to 48 instead.
 // ROWS12-LABEL: func.func @few_rows_stream_weights
@@ -129,6 +130,14 @@ func.func @dynamic_rows(%x: tensor<?x?x512xf32>, %w: tensor<512x512xf32>) -> ten
 // CHECK-COUNT-4: vector.transfer_read %[[W]]
 // CHECK-COUNT-16: vector.fma
 // CHECK-COUNT-16: vector.reduction <add>
+// CHECK:     scf.index_switch
+// CHECK:     case 2 {
+// CHECK:       scf.for %{{.+}} = %c0 to %c32 step %c8
+// CHECK-COUNT-16: vector.fma
+// CHECK:     case 3 {
+// CHECK:       scf.for %{{.+}} = %c0 to %c32 step %c8
+// CHECK-COUNT-24: vector.fma
+// CHECK:     default {
 // CHECK:     %[[WROWS:.+]] = tensor.extract_slice %[[W]][%[[N0]], 0] [32, 256]
 // CHECK:     %[[WCHUNKS:.+]] = tensor.expand_shape %[[WROWS]] {{\[\[}}0], [1, 2]] output_shape [32, 16, 16]
 // CHECK:     scf.for %[[M:.+]] = %[[BLOCKED]] to %{{.+}} step %c1
@@ -360,13 +369,23 @@ func.func @bias_then_residual_epilogue(%x: tensor<?x64xf32>, %w: tensor<64x64xf3
 
 // A projection with a column scale (an RMSNorm's weight folded in by
 // tfm-fuse-norm-projection): the scale multiplies the weights as they are
-// packed, and each row once as it streams past the weights.
+// packed, and each block of rows (4, the 2 or 3 left, single rows) once as
+// it streams past the weights.
 // CHECK-LABEL: func.func @column_scaled_projection
 // CHECK-SAME: (%[[X:[^:]+]]: tensor<?x64xf32>, %[[W:[^:]+]]: tensor<64x64xf32>, %[[G:[^:]+]]: tensor<64xf32>
 // CHECK: scf.if
-// CHECK:   %[[ROW:.+]] = tensor.extract_slice %[[X]]
-// CHECK:   linalg.generic {{.+}} ins(%[[ROW]], %[[G]] : tensor<1x64xf32>, tensor<64xf32>) outs(%{{.+}} : tensor<1x64xf32>)
+// CHECK:   %[[ROWS:.+]] = tensor.extract_slice %[[X]]{{.+}} [4, 64]
+// CHECK:   linalg.generic {{.+}} ins(%[[ROWS]], %[[G]] : tensor<4x64xf32>, tensor<64xf32>) outs(%{{.+}} : tensor<4x64xf32>)
 // CHECK:     arith.mulf
+// CHECK:   scf.index_switch
+// CHECK:   case 2 {
+// CHECK:     linalg.generic {{.+}} ins(%{{.+}}, %[[G]] : tensor<2x64xf32>, tensor<64xf32>) outs(%{{.+}} : tensor<2x64xf32>)
+// CHECK:   case 3 {
+// CHECK:     linalg.generic {{.+}} ins(%{{.+}}, %[[G]] : tensor<3x64xf32>, tensor<64xf32>) outs(%{{.+}} : tensor<3x64xf32>)
+// CHECK:   default {
+// CHECK:     %[[ROW:.+]] = tensor.extract_slice %[[X]]{{.+}} [1, 64]
+// CHECK:     linalg.generic {{.+}} ins(%[[ROW]], %[[G]] : tensor<1x64xf32>, tensor<64xf32>) outs(%{{.+}} : tensor<1x64xf32>)
+// CHECK:       arith.mulf
 // CHECK: } else {
 // CHECK:   linalg.generic {{.+}} ins(%{{.+}}, %[[G]] : tensor<64x64xf32>, tensor<64xf32>) outs(%{{.+}} : tensor<64x64xf32>)
 // CHECK:     arith.mulf
@@ -468,15 +487,16 @@ func.func @column_scaled_bf16_projection(%x: tensor<?x64xbf16>, %w: tensor<256x6
 // CHECK: %[[Q:.+]] = tensor.extract_slice %[[RESULT:.+]][0, 0] [%{{.+}}, 128]
 // CHECK: %[[K:.+]] = tensor.extract_slice %[[RESULT]][0, 128] [%{{.+}}, 64]
 // CHECK: %[[V:.+]] = tensor.extract_slice %[[RESULT]][0, 192] [%{{.+}}, 64]
-// Without it, three buffers and three sets of loops.
+// Without it, three buffers and three sets of loops (no switch over the
+// weights: its case 0 picks wq).
 // SEPARATE-LABEL: func.func @qkv_one_loop
-// SEPARATE-NOT: scf.index_switch
+// SEPARATE-NOT: case 0 {
 // SEPARATE: bufferization.alloc_tensor(%{{.+}}) : tensor<?x128xf32>
-// SEPARATE-NOT: scf.index_switch
+// SEPARATE-NOT: case 0 {
 // SEPARATE: bufferization.alloc_tensor(%{{.+}}) : tensor<?x64xf32>
-// SEPARATE-NOT: scf.index_switch
+// SEPARATE-NOT: case 0 {
 // SEPARATE: bufferization.alloc_tensor(%{{.+}}) : tensor<?x64xf32>
-// SEPARATE-NOT: scf.index_switch
+// SEPARATE-NOT: case 0 {
 // SEPARATE: return
 func.func @qkv_one_loop(%x: tensor<?x?x64xf32>, %wq: tensor<128x64xf32>, %wk: tensor<64x64xf32>, %wv: tensor<64x64xf32>) -> (tensor<?x?x128xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>) {
   %q = tfm.linear %x, %wq : (tensor<?x?x64xf32>, tensor<128x64xf32>) -> tensor<?x?x128xf32>
@@ -582,6 +602,14 @@ func.func @viewed_epilogue_accumulates(%x: tensor<?x64xf32>, %w: tensor<256x64xf
 // CHECK:     %[[SCALE4:.+]] = tensor.extract_slice %[[SCALE]][%[[M4]]] [4]
 // CHECK:     linalg.generic {{.+}} ins(%[[ROWS4]], %[[MEAN4]], %[[SCALE4]], %[[G]] : tensor<4x64xf32>, tensor<4xf32>, tensor<4xf32>, tensor<64xf32>) outs(%{{.+}} : tensor<4x64xf32>)
 // CHECK-COUNT-16: vector.fma
+// CHECK:   scf.index_switch
+// CHECK:   case 2 {
+// CHECK:     linalg.generic {{.+}} outs(%{{.+}} : tensor<2x64xf32>)
+// CHECK-COUNT-16: vector.fma
+// CHECK:   case 3 {
+// CHECK:     linalg.generic {{.+}} outs(%{{.+}} : tensor<3x64xf32>)
+// CHECK-COUNT-24: vector.fma
+// CHECK:   default {
 // CHECK:   scf.for %[[M:.+]] = %{{.+}} to %{{.+}} step %c1
 // CHECK:     %[[ROW:.+]] = tensor.extract_slice %[[X]][%[[M]], 0] [1, 64]
 // CHECK:     %[[ROW_MEAN:.+]] = tensor.extract_slice %[[MEAN]][%[[M]]] [1]
