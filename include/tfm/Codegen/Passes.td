@@ -187,17 +187,22 @@ def TfmCPUTileProjectionsPass
 
     A few rows (a decode step or a short prompt, known only at run time:
     an `scf.if` picks the form) stream the weights instead, in place, each
-    read once: threads over blocks of up to `4 MR` weight rows; blocks of 4
-    rows of `a` against 4 weight rows at a time (16 accumulators of `L`
-    f32 lanes, `vector.fma` of vectors read along `K`: each weight vector
-    read serves 4 rows), then their lane sums; 2 or 3 rows left as one
-    block against 8 weight rows at a time (an `scf.index_switch` on the
-    count); one row left (a decode step): lane-wise partial dot products
-    with every weight row of the block (`[1, K/L, L] x [NB, K/L, L] -> [1,
-    NB, L]`, one accumulator per weight row), then their lane sums. The block's rows stay in cache from one
-    block of `a` to the next. Up to 23 rows packing would cost more than the
-    products (`kFMAStreamRows`; where 4-row blocks do not apply, AVX2's
-    16 registers or weight blocks not of whole groups of 4, up to `MR - 1`). With `bf16-dot` (the CPU target sets it where the CPU has
+    read once: threads over blocks of up to `4 MR` weight rows. Every row
+    is prepared once per block (times a column scale, or transformed, into
+    an `[M, K]` f32 scratch; plain f32 rows as they are); then for each
+    group of 4 weight rows, `K` in chunks of up to 256 steps, and in each
+    chunk every block of 4 rows against the group (16 accumulators of `L`
+    f32 lanes, `vector.fma` of vectors read along `K`, loaded from and
+    stored to a scratch between chunks: the group's chunk of weights comes
+    from memory once and from L1 for the other blocks), then their lane
+    sums; 2 or 3 rows left as one block against 8 weight rows at a time (an
+    `scf.index_switch` on the count); one row left (a decode step):
+    lane-wise partial dot products with every weight row of the block
+    (`[1, K/L, L] x [NB, K/L, L] -> [1, NB, L]`, one accumulator per weight
+    row), then their lane sums. Up to 39 rows packing would cost more than
+    the products (`kFMAStreamRows`; where 4-row blocks do not apply, AVX2's
+    16 registers or weight blocks not of whole groups of 4, up to `MR - 1`).
+    With `bf16-dot` (the CPU target sets it where the CPU has
     AVX-512 BF16), bf16 weights stream through `x86vector.avx512.dot`
     (`vdpbf16ps`, 32 weights a step) instead, against rows rounded to bf16
     once: the widening shifts go, and the products of a bf16 model's rows

@@ -211,15 +211,19 @@ bool canStreamFMA(Value w, int64_t block, int64_t lanes);
 /// Rows below which weights that can stream through f32 multiply-adds do
 /// (streamedFMAColumnBlock), rather than being packed. Measured on an Intel
 /// Xeon, 2 threads, the issue-14 model with every position's logits
-/// (bench/run.sh model --interleave): streaming 1.35x faster at S = 8, 1.15x at
-/// 16, 1.05x at 20; 0.94x at 24 and 0.9x at 32 (docs/PERFORMANCE.md).
-constexpr int64_t kFMAStreamRows = 24;
+/// (bench/run.sh model --interleave), against packing from 8 rows on:
+/// 1.35x at S = 8, 1.35x at 16, 1.17x at 24, 1.05x at 32, 1.02x at 40
+/// (docs/PERFORMANCE.md).
+constexpr int64_t kFMAStreamRows = 40;
 
 /// One [M, NB] column block of a projection of a few rows, its weights
-/// read in place: `init` + a · w[nBlock : +NB, :]ᵀ, in blocks of 4 rows of
-/// `a` (transformed and times the column scale first, in f32, where there
-/// are) against 4 weight rows at a time, 16 accumulators of `lanes` f32
-/// lanes and their lane sums; the rows left as streamedColumnBlock.
+/// read in place: `init` + a · w[nBlock : +NB, :]ᵀ. Every row transformed
+/// and times the column scale first (in f32, where there are: an [M, K]
+/// scratch); for each group of 4 weight rows, K in chunks, and in each
+/// chunk every block of 4 rows against the group (16 accumulators of
+/// `lanes` f32 lanes, kept in a scratch between chunks), then the lane
+/// sums; the 2 or 3 rows left against 8 weight rows at a time, one row
+/// left as streamedColumnBlock.
 Value streamedFMAColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
                              Value scale, linalg::GenericOp transform,
                              Value init, Value nBlock, int64_t lanes);

@@ -33,7 +33,7 @@
 // CHECK: %[[ROWS:.+]] = tensor.collapse_shape %[[X]] {{\[\[}}0, 1], [2]] : tensor<?x?x512xf32> into tensor<?x512xf32>
 // CHECK: %[[M:.+]] = tensor.dim %[[ROWS]], %c0
 // CHECK: %[[OUT:.+]] = bufferization.alloc_tensor(%[[M]]) : tensor<?x512xf32>
-// CHECK: %[[FEW:.+]] = arith.cmpi ult, %[[M]], %c24
+// CHECK: %[[FEW:.+]] = arith.cmpi ult, %[[M]], %c40
 // CHECK: %[[RESULT:.+]] = scf.if %[[FEW]]
 // CHECK: } else {
 // CHECK: scf.forall (%[[J:.+]]) in (4) shared_outs(%[[SHARED:.+]] = %[[OUT]])
@@ -103,17 +103,19 @@ func.func @dynamic_rows(%x: tensor<?x?x512xf32>, %w: tensor<512x512xf32>) -> ten
 
 // -----
 
-// The streamed form of a decode step or a short prompt (fewer than 24
+// The streamed form of a decode step or a short prompt (fewer than 40
 // rows): threads over blocks of 32 weight rows (4 register blocks), read in
-// place; blocks of 4 rows of x against 4 weight rows at a time (16
-// accumulators of 16 lanes, each weight vector read serving 4 rows), then
-// their lane sums; 2 or 3 rows left against 8 weight rows at a time; one
-// row left (a decode step): 16-lane partial dot products with every weight
-// row of the block, then their lane sums.
+// place. For each group of 4 weight rows, K in chunks of up to 256 steps
+// (here one), and in each chunk every block of 4 rows of x against the
+// group: 16 accumulators of 16 lanes, loaded from and stored to a scratch
+// of 9 blocks' accumulators between chunks; then their lane sums. 2 or 3
+// rows left against 8 weight rows at a time; one row left (a decode step):
+// 16-lane partial dot products with every weight row of the block, then
+// their lane sums.
 // With 12 register rows, no multiple of 12 up to 48 divides N = 512: the
 // streamed blocks take the largest divisor up to 48 instead.
 // ROWS12-LABEL: func.func @few_rows_stream_weights
-// ROWS12: arith.cmpi ult, %{{.+}}, %c24
+// ROWS12: arith.cmpi ult, %{{.+}}, %c40
 // ROWS12: scf.forall (%[[J:.+]]) in (16)
 // ROWS12: arith.muli %[[J]], %c32
 // CHECK-LABEL: func.func @few_rows_stream_weights
@@ -122,13 +124,17 @@ func.func @dynamic_rows(%x: tensor<?x?x512xf32>, %w: tensor<512x512xf32>) -> ten
 // CHECK:   scf.forall (%[[J:.+]]) in (16) shared_outs(%[[SHARED:.+]] = %{{.+}})
 // CHECK:     %[[N0:.+]] = arith.muli %[[J]], %c32
 // CHECK:     %[[BLOCKED:.+]] = arith.muli %{{.+}}, %c4
-// CHECK:     scf.for %[[M4:.+]] = %c0 to %[[BLOCKED]] step %c4
-// CHECK:       %[[ROWS4:.+]] = tensor.extract_slice %[[X]][%[[M4]], 0] [4, 256]
-// CHECK:       scf.for %[[R0:.+]] = %c0 to %c32 step %c4
-// CHECK:         scf.for %{{.+}} = %c0 to %c256 step %c16 iter_args({{.+}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
-// CHECK-COUNT-4: vector.transfer_read %[[ROWS4]]
+// CHECK:     %[[BLOCKS:.+]] = arith.divui %[[BLOCKED]], %c4
+// CHECK:     scf.for %{{.+}} = %c0 to %c32 step %c4
+// CHECK:       %[[ACC:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<144x16xf32>)
+// CHECK:       %[[SUMS:.+]] = scf.for %{{.+}} = %c0 to %[[BLOCKS]] step %c1 iter_args(%{{.+}} = %[[ACC]])
+// CHECK-COUNT-16: vector.transfer_read {{.+}} : tensor<144x16xf32>, vector<16xf32>
+// CHECK:         scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c16 iter_args({{.+}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK-COUNT-4: vector.transfer_read {{.+}} : tensor<?x256xf32>, vector<16xf32>
 // CHECK-COUNT-4: vector.transfer_read %[[W]]
 // CHECK-COUNT-16: vector.fma
+// CHECK-COUNT-16: vector.transfer_write {{.+}} : vector<16xf32>, tensor<144x16xf32>
+// CHECK:       scf.for %{{.+}} = %c0 to %[[BLOCKS]] step %c1
 // CHECK-COUNT-16: vector.reduction <add>
 // CHECK:     scf.index_switch
 // CHECK:     case 2 {
@@ -141,7 +147,7 @@ func.func @dynamic_rows(%x: tensor<?x?x512xf32>, %w: tensor<512x512xf32>) -> ten
 // CHECK:     %[[WROWS:.+]] = tensor.extract_slice %[[W]][%[[N0]], 0] [32, 256]
 // CHECK:     %[[WCHUNKS:.+]] = tensor.expand_shape %[[WROWS]] {{\[\[}}0], [1, 2]] output_shape [32, 16, 16]
 // CHECK:     scf.for %[[M:.+]] = %[[BLOCKED]] to %{{.+}} step %c1
-// CHECK:       %[[ROW:.+]] = tensor.extract_slice %[[X]][%[[M]], 0] [1, 256]
+// CHECK:       %[[ROW:.+]] = tensor.extract_slice %{{.+}}[%[[M]], 0] [1, 256]
 // CHECK:       %[[CHUNKS:.+]] = tensor.expand_shape %[[ROW]]
 // CHECK:       %[[PARTIAL:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%[[CHUNKS]], %[[WCHUNKS]] : tensor<1x16x16xf32>, tensor<32x16x16xf32>) outs(%{{.+}} : tensor<1x32x16xf32>)
 // CHECK:       linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[PARTIAL]] : tensor<1x32x16xf32>) outs(%{{.+}} : tensor<1x32xf32>)
@@ -369,23 +375,18 @@ func.func @bias_then_residual_epilogue(%x: tensor<?x64xf32>, %w: tensor<64x64xf3
 
 // A projection with a column scale (an RMSNorm's weight folded in by
 // tfm-fuse-norm-projection): the scale multiplies the weights as they are
-// packed, and each block of rows (4, the 2 or 3 left, single rows) once as
-// it streams past the weights.
+// packed, and the rows once per column block when they stream past the
+// weights (an [M, K] scratch that every block of them reads).
 // CHECK-LABEL: func.func @column_scaled_projection
 // CHECK-SAME: (%[[X:[^:]+]]: tensor<?x64xf32>, %[[W:[^:]+]]: tensor<64x64xf32>, %[[G:[^:]+]]: tensor<64xf32>
 // CHECK: scf.if
-// CHECK:   %[[ROWS:.+]] = tensor.extract_slice %[[X]]{{.+}} [4, 64]
-// CHECK:   linalg.generic {{.+}} ins(%[[ROWS]], %[[G]] : tensor<4x64xf32>, tensor<64xf32>) outs(%{{.+}} : tensor<4x64xf32>)
+// CHECK:   %[[ROWS:.+]] = tensor.extract_slice %[[X]][0, 0] [%{{.+}}, 64]
+// CHECK:   %[[SCALED:.+]] = linalg.generic {{.+}} ins(%[[ROWS]], %[[G]] : tensor<?x64xf32>, tensor<64xf32>) outs(%{{.+}} : tensor<?x64xf32>)
 // CHECK:     arith.mulf
+// CHECK:   vector.transfer_read %[[SCALED]]
 // CHECK:   scf.index_switch
-// CHECK:   case 2 {
-// CHECK:     linalg.generic {{.+}} ins(%{{.+}}, %[[G]] : tensor<2x64xf32>, tensor<64xf32>) outs(%{{.+}} : tensor<2x64xf32>)
-// CHECK:   case 3 {
-// CHECK:     linalg.generic {{.+}} ins(%{{.+}}, %[[G]] : tensor<3x64xf32>, tensor<64xf32>) outs(%{{.+}} : tensor<3x64xf32>)
 // CHECK:   default {
-// CHECK:     %[[ROW:.+]] = tensor.extract_slice %[[X]]{{.+}} [1, 64]
-// CHECK:     linalg.generic {{.+}} ins(%[[ROW]], %[[G]] : tensor<1x64xf32>, tensor<64xf32>) outs(%{{.+}} : tensor<1x64xf32>)
-// CHECK:       arith.mulf
+// CHECK:     tensor.extract_slice %[[SCALED]]{{.+}} [1, 64]
 // CHECK: } else {
 // CHECK:   linalg.generic {{.+}} ins(%{{.+}}, %[[G]] : tensor<64x64xf32>, tensor<64xf32>) outs(%{{.+}} : tensor<64x64xf32>)
 // CHECK:     arith.mulf
@@ -591,33 +592,19 @@ func.func @viewed_epilogue_accumulates(%x: tensor<?x64xf32>, %w: tensor<256x64xf
 // A projection that reads its rows transformed (a LayerNorm folded in by
 // tfm-fuse-norm-projection): the packed form transforms each [M, KC] panel
 // of the rows once per column block, and its register blocks read that
-// panel; the streamed form transforms each block of 4 rows, then each row
-// left.
+// panel; the streamed form transforms every row once per column block.
 // CHECK-LABEL: func.func @transformed_rows
 // CHECK-SAME: (%[[X:[^:]+]]: tensor<?x64xf32>, %[[W:[^:]+]]: tensor<256x64xf32>, %[[MEAN:[^:]+]]: tensor<?xf32>, %[[SCALE:[^:]+]]: tensor<?xf32>, %[[G:[^:]+]]: tensor<64xf32>)
 // CHECK: scf.forall (%{{.+}}) in (8)
-// CHECK:   scf.for %[[M4:.+]] = %c0 to %{{.+}} step %c4
-// CHECK:     %[[ROWS4:.+]] = tensor.extract_slice %[[X]][%[[M4]], 0] [4, 64]
-// CHECK:     %[[MEAN4:.+]] = tensor.extract_slice %[[MEAN]][%[[M4]]] [4]
-// CHECK:     %[[SCALE4:.+]] = tensor.extract_slice %[[SCALE]][%[[M4]]] [4]
-// CHECK:     linalg.generic {{.+}} ins(%[[ROWS4]], %[[MEAN4]], %[[SCALE4]], %[[G]] : tensor<4x64xf32>, tensor<4xf32>, tensor<4xf32>, tensor<64xf32>) outs(%{{.+}} : tensor<4x64xf32>)
+// CHECK:   %[[ROWS:.+]] = tensor.extract_slice %[[X]][0, 0] [%{{.+}}, 64]
+// CHECK:   %[[ROW_MEAN:.+]] = tensor.extract_slice %[[MEAN]][0] [%{{.+}}]
+// CHECK:   %[[ROW_SCALE:.+]] = tensor.extract_slice %[[SCALE]][0] [%{{.+}}]
+// CHECK:   %[[NORMED:.+]] = linalg.generic {{.+}} ins(%[[ROWS]], %[[ROW_MEAN]], %[[ROW_SCALE]], %[[G]] : tensor<?x64xf32>, tensor<?xf32>, tensor<?xf32>, tensor<64xf32>) outs(%{{.+}} : tensor<?x64xf32>)
+// CHECK:     arith.subf
+// CHECK:     arith.mulf
+// CHECK:     arith.mulf
+// CHECK:   vector.transfer_read %[[NORMED]]
 // CHECK-COUNT-16: vector.fma
-// CHECK:   scf.index_switch
-// CHECK:   case 2 {
-// CHECK:     linalg.generic {{.+}} outs(%{{.+}} : tensor<2x64xf32>)
-// CHECK-COUNT-16: vector.fma
-// CHECK:   case 3 {
-// CHECK:     linalg.generic {{.+}} outs(%{{.+}} : tensor<3x64xf32>)
-// CHECK-COUNT-24: vector.fma
-// CHECK:   default {
-// CHECK:   scf.for %[[M:.+]] = %{{.+}} to %{{.+}} step %c1
-// CHECK:     %[[ROW:.+]] = tensor.extract_slice %[[X]][%[[M]], 0] [1, 64]
-// CHECK:     %[[ROW_MEAN:.+]] = tensor.extract_slice %[[MEAN]][%[[M]]] [1]
-// CHECK:     %[[ROW_SCALE:.+]] = tensor.extract_slice %[[SCALE]][%[[M]]] [1]
-// CHECK:     linalg.generic {{.+}} ins(%[[ROW]], %[[ROW_MEAN]], %[[ROW_SCALE]], %[[G]] : tensor<1x64xf32>, tensor<1xf32>, tensor<1xf32>, tensor<64xf32>) outs(%{{.+}} : tensor<1x64xf32>)
-// CHECK:       arith.subf
-// CHECK:       arith.mulf
-// CHECK:       arith.mulf
 // CHECK: } else {
 // CHECK: scf.forall (%{{.+}}) in (2)
 // CHECK:   %[[PANEL:.+]] = linalg.generic {{.+}} ins(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : tensor<?x64xf32>, tensor<?xf32>, tensor<?xf32>, tensor<64xf32>) outs(%{{.+}} : tensor<?x64xf32>)

@@ -2,9 +2,9 @@
 # RUN: %python %s %t/avx2 --mcpu=x86-64-v3
 #
 # Projections through the CPU's blocked form (tfm-cpu-tile-projections)
-# against the float64 oracle: run-time row counts M of 1, 7, 8, 10, 13 and
-# 23 (weights streamed: blocks of 4 rows, then the 3, 2 or 1 left), 129,
-# 200 and 301
+# against the float64 oracle: run-time row counts M of 1, 7, 8, 10, 13, 23
+# and 39 (weights streamed: up to 9 blocks of 4 rows, then the 3, 2 or 1
+# left), 129, 200 and 301
 # (none, some and many 8-row blocks, with remainders; one, two and three
 # chunks of up to 128 rows, the last one partial), K that takes one or
 # several packed panels (80, 256, 384), N of one block or several (96, 320,
@@ -36,7 +36,8 @@ for k, n in shapes:
                 f"  %r = tfm.linear %x, %w, %b : ({', '.join(types)}) -> "
                 f"{tensor((None, None, n), 'f32')}\n"
                 f"  return %r : {tensor((None, None, n), 'f32')}\n}}")
-    for i, (batch, rows) in enumerate([(1, 1), (1, 7), (2, 4), (2, 5), (1, 13), (1, 23), (3, 43), (2, 100),
+    for i, (batch, rows) in enumerate([(1, 1), (1, 7), (2, 4), (2, 5), (1, 13), (1, 23),
+                                       (1, 39), (3, 43), (2, 100),
                                        (1, 301)]):
         x = rng.standard_normal((batch, rows, k)) * 3.0
         suite.add(f"{name}_m{batch * rows}", function if i == 0 else None,
@@ -117,7 +118,8 @@ for kind in ("swiglu", "geglu", "gelu", "gelu_tanh", "relu", "silu"):
                 f"  %r = {op} : ({', '.join([x_type] + types)}) -> {x_type}\n"
                 f"  %s = arith.addf %x, %r : {x_type}\n"
                 f"  return %s : {x_type}\n}}")
-    for i, (batch, rows) in enumerate([(1, 1), (1, 7), (1, 10), (1, 13), (3, 43), (1, 45)]):
+    for i, (batch, rows) in enumerate([(1, 1), (1, 7), (1, 10), (1, 13), (1, 37), (3, 43),
+                                       (1, 45)]):
         x = rng.standard_normal((batch, rows, d_model))
         suite.add(f"{name}_m{batch * rows}", function if i == 0 else None,
                   [(x, "f32")] + [(a, "f32") for _, a in args], x + expected(x), "f32",
@@ -161,7 +163,7 @@ function = (f"func.func @rms_norm_projections(%x: {types[0]}, %g: {types[1]}, %w
             f"  %k = tfm.linear %n, %wk : ({types[0]}, {types[3]}) -> {out}\n"
             f"  %s = arith.addf %q, %k : {out}\n"
             f"  return %s : {out}\n}}")
-for i, (batch, rows) in enumerate([(1, 1), (1, 7), (1, 10), (1, 13), (3, 43), (1, 45)]):
+for i, (batch, rows) in enumerate([(1, 1), (1, 7), (1, 10), (1, 13), (1, 37), (3, 43), (1, 45)]):
     x = rng.standard_normal((batch, rows, k)) * 3.0
     normed = reference.rms_norm(x, g, 1e-5)
     suite.add(f"rms_norm_projections_m{batch * rows}", function if i == 0 else None,
