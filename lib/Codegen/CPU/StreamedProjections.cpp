@@ -127,6 +127,21 @@ bool canStreamBF16Dot(Value w, int64_t block) {
 
 namespace {
 
+/// The `width` values of row `i` of `source` from step `k`, widened to f32
+/// with `widen` (as they are for f32 or bf16 pairs).
+Value stepVector(OpBuilder &b, Location l, Value source, Value i, Value k,
+                 int64_t width, bool widen) {
+  Type element = getElementTypeOrSelf(source.getType());
+  Value padding = arith::ConstantOp::create(b, l, b.getZeroAttr(element));
+  Value vector = vector::TransferReadOp::create(
+      b, l, VectorType::get({width}, element), source, ValueRange{i, k},
+      padding, ArrayRef<bool>{true});
+  if (!widen || element.isF32())
+    return vector;
+  return arith::ExtFOp::create(b, l, VectorType::get({width}, b.getF32Type()),
+                               vector);
+}
+
 /// `out` [rows, block] += `x` [rows, depth] · w[nBlock : +block, :]ᵀ,
 /// `columns` weight rows at a time: rows x columns accumulators of f32
 /// lanes, then each accumulator's lane sum. With `lanes` = 0, x is bf16
@@ -150,14 +165,7 @@ Value dotRows(OpBuilder &builder, Location loc, Value x, Value w, Value nBlock,
   // A step's vector of `source` at [i, k], widened to f32 unless pairs.
   auto read = [&](OpBuilder &b, Location l, Value source, Value i,
                   Value k) -> Value {
-    Type element = getElementTypeOrSelf(source.getType());
-    Value padding = arith::ConstantOp::create(b, l, b.getZeroAttr(element));
-    Value vector = vector::TransferReadOp::create(
-        b, l, VectorType::get({width}, element), source, ValueRange{i, k},
-        padding, ArrayRef<bool>{true});
-    if (pairs || element == f32)
-      return vector;
-    return arith::ExtFOp::create(b, l, sumType, vector);
+    return stepVector(b, l, source, i, k, width, !pairs);
   };
   auto groups = scf::ForOp::create(
       builder, loc, index(builder, loc, 0), index(builder, loc, block),
@@ -310,14 +318,7 @@ Value interleavedFMARows(OpBuilder &builder, Location loc, Value x, Value w,
   };
   auto read = [&](OpBuilder &b, Location l, Value source, Value i,
                   Value k) -> Value {
-    Type element = getElementTypeOrSelf(source.getType());
-    Value padding = arith::ConstantOp::create(b, l, b.getZeroAttr(element));
-    Value vector = vector::TransferReadOp::create(
-        b, l, VectorType::get({lanes}, element), source, ValueRange{i, k},
-        padding, ArrayRef<bool>{true});
-    if (element == f32)
-      return vector;
-    return arith::ExtFOp::create(b, l, lanesType, vector);
+    return stepVector(b, l, source, i, k, lanes, /*widen=*/true);
   };
   Value blocks =
       arith::DivUIOp::create(builder, loc, blocked, index(builder, loc, 4));
