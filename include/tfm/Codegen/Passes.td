@@ -101,8 +101,9 @@ def TfmFuseNormProjectionPass
         y[m, n] = Σ_k (((x[m, k] - μ[m]) · r[m]) · g[k] + b[k]) · w[n, k]
 
     `tfm-cpu-tile-projections` normalizes each `[M, KC]` panel of the rows
-    once per column block (each row once per block when streaming; bf16
-    pairs read the normalized rows rounded to bf16 once per call). The
+    once per column block (each row once per call when streaming below 40
+    rows; bf16 pairs read the normalized rows rounded to bf16 once per
+    call). The
     mean stays in the rows: moving it out, `r · (Σ x·g·w - μ · Σ g·w) +
     Σ b·w`, would need two sums over the weights per call (a second pass
     over them, twice a decode step's traffic) and cancel digits where the

@@ -219,7 +219,8 @@ constexpr int64_t kFMAStreamRows = 40;
 /// One [M, NB] column block of a projection of a few rows, its weights
 /// read in place: `init` + a · w[nBlock : +NB, :]ᵀ. Every row transformed
 /// and times the column scale first (in f32, where there are: an [M, K]
-/// scratch); for each group of 4 weight rows, K in chunks, and in each
+/// scratch; tile-projections prepares them once per call and passes
+/// neither); for each group of 4 weight rows, K in chunks, and in each
 /// chunk every block of 4 rows against the group (16 accumulators of
 /// `lanes` f32 lanes, kept in a scratch between chunks), then the lane
 /// sums; the 2 or 3 rows left against 8 weight rows at a time, one row

@@ -116,6 +116,9 @@ constexpr int64_t kDotRows = 8;
 constexpr int64_t kDotRowBlock = 4;
 constexpr int64_t kDotBlockColumns = 4;
 constexpr int64_t kDotPairs = 32;
+/// f32 lanes of the 4 x 4 blocks: AVX-512's, whose 32 registers hold the
+/// 16 accumulators and the 8 vectors a step reads.
+constexpr int64_t kFMALanes = 16;
 
 /// Whether the streamed form can use AVX-512 BF16 dot products for a block
 /// of `block` rows of `w`.
@@ -265,8 +268,7 @@ Value streamedDotColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
 
 bool canStreamFMA(Value w, int64_t block, int64_t lanes) {
   auto type = cast<RankedTensorType>(w.getType());
-  // 16 accumulators and 8 vectors read need AVX-512's 32 registers.
-  return lanes == kDotPairs / 2 && block % kDotBlockColumns == 0 &&
+  return lanes == kFMALanes && block % kDotBlockColumns == 0 &&
          type.getDimSize(1) % lanes == 0;
 }
 
@@ -455,7 +457,8 @@ Value streamedFMAColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
       builder, loc, arith::DivUIOp::create(builder, loc, rowCount, rowBlock),
       rowBlock);
   // Every row prepared (an [M, K] scratch, sized by the run-time row count
-  // as the workspace plans it), of which the blocks read their own.
+  // as the workspace plans it), of which the blocks read their own: a view
+  // where the caller prepared them once per call.
   int64_t depth = cast<RankedTensorType>(w.getType()).getDimSize(1);
   Value x = preparedRows(builder, loc, a, scale, transform,
                          builder.getIndexAttr(0), rowCount,

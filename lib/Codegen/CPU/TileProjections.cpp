@@ -973,16 +973,19 @@ void tileProjectionGroups(RewriterBase &rewriter,
     scf::YieldOp::create(rewriter, l, result);
   };
   // Packed bf16 pairs read the rows rounded to bf16 after the projection's
-  // transform and column scale (roundedRows): rounded once, before the
-  // column loop, rather than in every column block (a 32000-column LM head
-  // rounded the same rows 250 times, 27% of its time at 128 rows).
+  // transform and column scale (roundedRows), and streamed f32 blocks the
+  // rows so prepared in f32: made once, before the column loop, rather
+  // than in every column block (a 32000-column LM head rounded the same
+  // rows 250 times, 27% of its time at 128 rows).
   auto pairsFor = [&](linalg::GenericOp projection) {
     Value w = projection.getDpsInputs()[1];
     return bf16Dot &&
            (canPackBF16Dot(w, main) || (tail && canPackBF16Dot(w, *tail)));
   };
-  auto roundOnce = [&](OpBuilder &b, Location l) {
-    llvm::DenseMap<Operation *, Value> rounded;
+  auto prepareOnce = [&](OpBuilder &b, Location l,
+                         function_ref<bool(linalg::GenericOp)> reads,
+                         Type element) {
+    llvm::DenseMap<Operation *, Value> prepared;
     for (ProjectionGroup &group : groups) {
       Value rows = group.rows();
       Value shared; // rows times a column scale, shared by siblings
@@ -990,28 +993,32 @@ void tileProjectionGroups(RewriterBase &rewriter,
       for (linalg::GenericOp projection : group.projections) {
         Value scale = columnScaleOf(projection);
         linalg::GenericOp transform = transformOf(projection);
-        if (!pairsFor(projection) ||
+        if (!reads(projection) ||
             (!scale && !transform &&
-             getElementTypeOrSelf(rows.getType()).isBF16()))
+             getElementTypeOrSelf(rows.getType()) == element))
           continue;
         if (!transform && shared && scale == sharedScale) {
-          rounded[projection] = shared;
+          prepared[projection] = shared;
           continue;
         }
         int64_t depth =
             cast<RankedTensorType>(projection.getDpsInputs()[1].getType())
                 .getDimSize(1);
-        Value copy = roundedRows(
-            b, l, rows, scale, transform, b.getIndexAttr(0),
-            tensor::getMixedSize(b, l, rows, 0), b.getIndexAttr(0), depth);
-        rounded[projection] = copy;
+        Value copy =
+            preparedRows(b, l, rows, scale, transform, b.getIndexAttr(0),
+                         tensor::getMixedSize(b, l, rows, 0), b.getIndexAttr(0),
+                         depth, element);
+        prepared[projection] = copy;
         if (!transform) {
           shared = copy;
           sharedScale = scale;
         }
       }
     }
-    return rounded;
+    return prepared;
+  };
+  auto roundOnce = [&](OpBuilder &b, Location l) {
+    return prepareOnce(b, l, pairsFor, b.getBF16Type());
   };
   // make(rows) once per call for each of the rows that projections' pairs
   // read (rounded, or their group's own), by those rows.
@@ -1058,20 +1065,31 @@ void tileProjectionGroups(RewriterBase &rewriter,
                                pairs ? tails.lookup(a) : Value());
     };
   };
-  auto streamed = [lanes, bf16Dot](OpBuilder &b, Location l, Value a,
-                                   linalg::GenericOp projection, Value init,
-                                   Value nBlock) {
-    Value w = projection.getDpsInputs()[1];
-    int64_t block = cast<RankedTensorType>(init.getType()).getDimSize(1);
-    Value scale = columnScaleOf(projection);
-    linalg::GenericOp transform = transformOf(projection);
-    if (bf16Dot && canStreamBF16Dot(w, block))
-      return streamedDotColumnBlock(b, l, a, w, scale, transform, init, nBlock);
-    if (canStreamFMA(w, block, lanes))
-      return streamedFMAColumnBlock(b, l, a, w, scale, transform, init, nBlock,
-                                    lanes);
-    return streamedColumnBlock(b, l, a, w, scale, transform, init, nBlock,
-                               lanes, arith::ConstantIndexOp::create(b, l, 0));
+  // The streamed forms; the f32 blocks read the rows prepared once per
+  // call where `prepared` has them.
+  auto streamedWith = [lanes, bf16Dot](
+                          const llvm::DenseMap<Operation *, Value> &prepared) {
+    return [lanes, bf16Dot, &prepared](OpBuilder &b, Location l, Value a,
+                                       linalg::GenericOp projection, Value init,
+                                       Value nBlock) {
+      Value w = projection.getDpsInputs()[1];
+      int64_t block = cast<RankedTensorType>(init.getType()).getDimSize(1);
+      Value scale = columnScaleOf(projection);
+      linalg::GenericOp transform = transformOf(projection);
+      if (bf16Dot && canStreamBF16Dot(w, block))
+        return streamedDotColumnBlock(b, l, a, w, scale, transform, init,
+                                      nBlock);
+      if (canStreamFMA(w, block, lanes)) {
+        if (Value rows = prepared.lookup(projection))
+          return streamedFMAColumnBlock(
+              b, l, rows, w, Value(), linalg::GenericOp(), init, nBlock, lanes);
+        return streamedFMAColumnBlock(b, l, a, w, scale, transform, init,
+                                      nBlock, lanes);
+      }
+      return streamedColumnBlock(b, l, a, w, scale, transform, init, nBlock,
+                                 lanes,
+                                 arith::ConstantIndexOp::create(b, l, 0));
+    };
   };
   ColumnBlocks blocks = columnBlocks(groups, main, tail.has_value());
   main.block = blocks.packed;
@@ -1115,6 +1133,17 @@ void tileProjectionGroups(RewriterBase &rewriter,
   auto branch = scf::IfOp::create(
       rewriter, loc, fewRows,
       [&](OpBuilder &b, Location l) {
+        auto fmaFor = [&](linalg::GenericOp projection) {
+          Value w = projection.getDpsInputs()[1];
+          auto streams = [&](int64_t block) {
+            return !(bf16Dot && canStreamBF16Dot(w, block)) &&
+                   canStreamFMA(w, block, lanes);
+          };
+          return streams(streamBlock) || (tail && streams(tailBlock));
+        };
+        llvm::DenseMap<Operation *, Value> prepared =
+            prepareOnce(b, l, fmaFor, b.getF32Type());
+        auto streamed = streamedWith(prepared);
         loops(b, l, streamBlock, tailBlock, streamed, streamed);
       },
       [&](OpBuilder &b, Location l) {

@@ -375,18 +375,22 @@ func.func @bias_then_residual_epilogue(%x: tensor<?x64xf32>, %w: tensor<64x64xf3
 
 // A projection with a column scale (an RMSNorm's weight folded in by
 // tfm-fuse-norm-projection): the scale multiplies the weights as they are
-// packed, and the rows once per column block when they stream past the
-// weights (an [M, K] scratch that every block of them reads).
+// packed, and the rows once per call, before the column loop, when they
+// stream past the weights (an [M, K] scratch that every column block and
+// every block of rows in it reads).
 // CHECK-LABEL: func.func @column_scaled_projection
 // CHECK-SAME: (%[[X:[^:]+]]: tensor<?x64xf32>, %[[W:[^:]+]]: tensor<64x64xf32>, %[[G:[^:]+]]: tensor<64xf32>
 // CHECK: scf.if
 // CHECK:   %[[ROWS:.+]] = tensor.extract_slice %[[X]][0, 0] [%{{.+}}, 64]
 // CHECK:   %[[SCALED:.+]] = linalg.generic {{.+}} ins(%[[ROWS]], %[[G]] : tensor<?x64xf32>, tensor<64xf32>) outs(%{{.+}} : tensor<?x64xf32>)
 // CHECK:     arith.mulf
-// CHECK:   vector.transfer_read %[[SCALED]]
-// CHECK:   scf.index_switch
-// CHECK:   default {
-// CHECK:     tensor.extract_slice %[[SCALED]]{{.+}} [1, 64]
+// CHECK:   scf.forall
+// CHECK-NOT:   arith.mulf
+// CHECK:     %[[SCALED_ROWS:.+]] = tensor.extract_slice %[[SCALED]][0, 0]
+// CHECK:     vector.transfer_read %[[SCALED_ROWS]]
+// CHECK:     scf.index_switch
+// CHECK:     default {
+// CHECK:       tensor.extract_slice %[[SCALED_ROWS]]{{.+}} [1, 64]
 // CHECK: } else {
 // CHECK:   linalg.generic {{.+}} ins(%{{.+}}, %[[G]] : tensor<64x64xf32>, tensor<64xf32>) outs(%{{.+}} : tensor<64x64xf32>)
 // CHECK:     arith.mulf
@@ -592,10 +596,11 @@ func.func @viewed_epilogue_accumulates(%x: tensor<?x64xf32>, %w: tensor<256x64xf
 // A projection that reads its rows transformed (a LayerNorm folded in by
 // tfm-fuse-norm-projection): the packed form transforms each [M, KC] panel
 // of the rows once per column block, and its register blocks read that
-// panel; the streamed form transforms every row once per column block.
+// panel; the streamed form transforms every row once per call, before
+// the column loop.
 // CHECK-LABEL: func.func @transformed_rows
 // CHECK-SAME: (%[[X:[^:]+]]: tensor<?x64xf32>, %[[W:[^:]+]]: tensor<256x64xf32>, %[[MEAN:[^:]+]]: tensor<?xf32>, %[[SCALE:[^:]+]]: tensor<?xf32>, %[[G:[^:]+]]: tensor<64xf32>)
-// CHECK: scf.forall (%{{.+}}) in (8)
+// CHECK: scf.if
 // CHECK:   %[[ROWS:.+]] = tensor.extract_slice %[[X]][0, 0] [%{{.+}}, 64]
 // CHECK:   %[[ROW_MEAN:.+]] = tensor.extract_slice %[[MEAN]][0] [%{{.+}}]
 // CHECK:   %[[ROW_SCALE:.+]] = tensor.extract_slice %[[SCALE]][0] [%{{.+}}]
@@ -603,7 +608,10 @@ func.func @viewed_epilogue_accumulates(%x: tensor<?x64xf32>, %w: tensor<256x64xf
 // CHECK:     arith.subf
 // CHECK:     arith.mulf
 // CHECK:     arith.mulf
-// CHECK:   vector.transfer_read %[[NORMED]]
+// CHECK:   scf.forall (%{{.+}}) in (8)
+// CHECK-NOT:   arith.subf
+// CHECK:     %[[NORMED_ROWS:.+]] = tensor.extract_slice %[[NORMED]][0, 0]
+// CHECK:     vector.transfer_read %[[NORMED_ROWS]]
 // CHECK-COUNT-16: vector.fma
 // CHECK: } else {
 // CHECK: scf.forall (%{{.+}}) in (2)
