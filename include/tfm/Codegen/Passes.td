@@ -218,7 +218,8 @@ def TfmCPUTileProjectionsPass
     the weight rows that packing the next panel reads (the next `k` step,
     or the next column block's first panel): `memref.prefetch` on a
     `read_only` `bufferization.to_buffer` of the weights, `NR` rows shared
-    out over the row blocks, every line of a row's `KC` steps.
+    out over the row blocks, every line of a row's `KC` steps; from 256
+    steps on, a quarter of the lines before each quarter of the steps.
 
     A projection that reads its rows transformed (a LayerNorm folded in by
     `tfm-fuse-norm-projection`) transforms each `[M, KC]` panel of them

@@ -65,9 +65,16 @@ namespace {
 
 using Iter = utils::IteratorType;
 
-/// Called for each register block, with its first column and row.
-using PanelBlockHook =
-    function_ref<void(OpBuilder &, Location, Value n1, Value m0)>;
+/// Called for each register block, with its first column and row, before
+/// each of the `parts` of its panel's steps (part = 0 .. parts - 1).
+using PanelBlockHook = function_ref<void(
+    OpBuilder &, Location, Value n1, Value m0, int64_t part, int64_t parts)>;
+
+/// Parts of a panel's steps between which a hook runs: the next panel's
+/// prefetches spread over the products rather than issued at once.
+constexpr int64_t kPrefetchParts = 4;
+/// Steps of a part at least, so that the K loop of each part stays long.
+constexpr int64_t kMinPartSteps = 64;
 
 /// `y` [M, NB] += a[m0 : M, k0 : +KC] · packed [KC, NB] over rows
 /// [begin, end) in steps of `rows` (whose count divides end - begin), each
@@ -81,6 +88,10 @@ Value rowsAcrossPanels(OpBuilder &b, Location loc, Value a, Value packed,
                        int64_t columns, PanelBlockHook eachBlock) {
   int64_t depth = cast<RankedTensorType>(packed.getType()).getDimSize(0);
   int64_t block = cast<RankedTensorType>(packed.getType()).getDimSize(1);
+  int64_t parts = eachBlock && depth % (kPrefetchParts * kMinPartSteps) == 0
+                      ? kPrefetchParts
+                      : 1;
+  int64_t partDepth = depth / parts;
   Value step = arith::ConstantIndexOp::create(b, loc, rows);
   return scf::ForOp::create(
              b, loc, begin, end, step, ValueRange{y},
@@ -96,18 +107,27 @@ Value rowsAcrossPanels(OpBuilder &b, Location loc, Value a, Value packed,
                    arith::ConstantIndexOp::create(rb, rl, columns), rowCarried,
                    [&](OpBuilder &nb, Location nl, Value n1,
                        ValueRange carried) {
-                     if (eachBlock)
-                       eachBlock(nb, nl, n1, m0);
-                     Value panel = slice2D(nb, nl, packed, nb.getIndexAttr(0),
-                                           n1, nb.getIndexAttr(depth),
-                                           nb.getIndexAttr(columns));
-                     Value out = slice2D(nb, nl, carried[0], m0, n1,
-                                         nb.getIndexAttr(rows),
-                                         nb.getIndexAttr(columns));
-                     Value product = linalg::MatmulOp::create(
-                                         nb, nl, ValueRange{rowsOfA, panel},
-                                         ValueRange{out})
-                                         .getResult(0);
+                     Value product = slice2D(nb, nl, carried[0], m0, n1,
+                                             nb.getIndexAttr(rows),
+                                             nb.getIndexAttr(columns));
+                     for (int64_t part = 0; part < parts; ++part) {
+                       if (eachBlock)
+                         eachBlock(nb, nl, n1, m0, part, parts);
+                       OpFoldResult k1 = nb.getIndexAttr(part * partDepth);
+                       Value partRows =
+                           parts == 1
+                               ? rowsOfA
+                               : slice2D(nb, nl, rowsOfA, nb.getIndexAttr(0),
+                                         k1, nb.getIndexAttr(rows),
+                                         nb.getIndexAttr(partDepth));
+                       Value panel = slice2D(nb, nl, packed, k1, n1,
+                                             nb.getIndexAttr(partDepth),
+                                             nb.getIndexAttr(columns));
+                       product = linalg::MatmulOp::create(
+                                     nb, nl, ValueRange{partRows, panel},
+                                     ValueRange{product})
+                                     .getResult(0);
+                     }
                      scf::YieldOp::create(nb, nl,
                                           insert2D(nb, nl, product, carried[0],
                                                    m0, n1,
@@ -235,8 +255,10 @@ public:
                                        index(b, loc, 0));
   }
 
-  /// The share of the register block at row m0 of the columns at n1.
-  void share(OpBuilder &b, Location loc, Value n1, Value m0) {
+  /// Part `part` of `parts` of the share of the register block at row m0
+  /// of the columns at n1: that part of each of its rows' lines.
+  void share(OpBuilder &b, Location loc, Value n1, Value m0, int64_t part = 0,
+             int64_t parts = 1) {
     Value block =
         arith::DivUIOp::create(b, loc, m0, index(b, loc, blocking.rows));
     Value first = arith::AddIOp::create(
@@ -248,7 +270,9 @@ public:
         b, loc, first, last, index(b, loc, 1), ValueRange{},
         [&](OpBuilder &rb, Location rl, Value r, ValueRange) {
           Value row = arith::AddIOp::create(rb, rl, nextRow, r);
-          for (int64_t line = 0; line < lines; ++line)
+          for (int64_t line = part * lines / parts,
+                       end = (part + 1) * lines / parts;
+               line < end; ++line)
             memref::PrefetchOp::create(
                 rb, rl, weights,
                 ValueRange{row, arith::AddIOp::create(
@@ -339,8 +363,8 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
                               bool tiles = false, bool paddedTail = false) {
           if (!tiles && !pairs) {
             auto prefetchShare = [&](OpBuilder &pb, Location pl, Value n1,
-                                     Value m0) {
-              prefetch.share(pb, pl, n1, m0);
+                                     Value m0, int64_t part, int64_t parts) {
+              prefetch.share(pb, pl, n1, m0, part, parts);
             };
             PanelBlockHook hook;
             if (prefetches)

@@ -27,7 +27,8 @@
 // a buffer of the projection's own. Each register block prefetches its
 // share (32 weight rows over the blocks) of what packing the next panel
 // reads: the next k step of the column block, or after the last one the
-// first panel of the next block (at most the last).
+// first panel of the next block (at most the last), a quarter of each row's
+// lines before each quarter of the panel's 256 steps.
 // CHECK-LABEL: func.func @dynamic_rows
 // CHECK-SAME: (%[[X:.+]]: tensor<?x?x512xf32>, %[[W:.+]]: tensor<512x512xf32>)
 // CHECK: %[[ROWS:.+]] = tensor.collapse_shape %[[X]] {{\[\[}}0, 1], [2]] : tensor<?x?x512xf32> into tensor<?x512xf32>
@@ -70,10 +71,25 @@
 // CHECK:           scf.for %[[R:.+]] = %[[FIRST]] to %[[LAST]] step %c1
 // CHECK:             %[[WROW:.+]] = arith.addi %[[NEXTROW]], %[[R]]
 // CHECK:             memref.prefetch %[[WBUF]][%[[WROW]], %[[NEXTK]]], read, locality<2>, data
-// CHECK-COUNT-15:    memref.prefetch %[[WBUF]][%[[WROW]], %{{.+}}], read, locality<2>, data
+// CHECK-COUNT-3:     memref.prefetch %[[WBUF]][%[[WROW]], %{{.+}}], read, locality<2>, data
 // CHECK-NOT:         memref.prefetch
-// CHECK:           %[[PANEL:.+]] = tensor.extract_slice %[[PACKED]][0, %[[N1]]] [256, 32]
-// CHECK:           linalg.matmul ins(%[[A]], %[[PANEL]] : tensor<8x256xf32>, tensor<256x32xf32>) outs(%{{.+}} : tensor<8x32xf32>)
+// CHECK:           %[[A0:.+]] = tensor.extract_slice %[[A]][0, 0] [8, 64]
+// CHECK:           %[[PANEL0:.+]] = tensor.extract_slice %[[PACKED]][0, %[[N1]]] [64, 32]
+// CHECK:           %[[PART0:.+]] = linalg.matmul ins(%[[A0]], %[[PANEL0]] : tensor<8x64xf32>, tensor<64x32xf32>) outs(%{{.+}} : tensor<8x32xf32>)
+// CHECK:           scf.for
+// CHECK-COUNT-4:     memref.prefetch %[[WBUF]]
+// CHECK:           %[[A1:.+]] = tensor.extract_slice %[[A]][0, 64] [8, 64]
+// CHECK:           %[[PANEL1:.+]] = tensor.extract_slice %[[PACKED]][64, %[[N1]]] [64, 32]
+// CHECK:           %[[PART1:.+]] = linalg.matmul ins(%[[A1]], %[[PANEL1]] : tensor<8x64xf32>, tensor<64x32xf32>) outs(%[[PART0]] : tensor<8x32xf32>)
+// CHECK:           scf.for
+// CHECK-COUNT-4:     memref.prefetch %[[WBUF]]
+// CHECK:           %[[PART2:.+]] = linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x64xf32>, tensor<64x32xf32>) outs(%[[PART1]] : tensor<8x32xf32>)
+// CHECK:           scf.for
+// CHECK-COUNT-4:     memref.prefetch %[[WBUF]]
+// CHECK:           %[[A3:.+]] = tensor.extract_slice %[[A]][0, 192] [8, 64]
+// CHECK:           %[[PANEL3:.+]] = tensor.extract_slice %[[PACKED]][192, %[[N1]]] [64, 32]
+// CHECK:           linalg.matmul ins(%[[A3]], %[[PANEL3]] : tensor<8x64xf32>, tensor<64x32xf32>) outs(%[[PART2]] : tensor<8x32xf32>)
+// CHECK-NOT:       memref.prefetch
 // CHECK:     %[[LEFT_ROWS:.+]] = arith.subi %[[M]], %[[FULL]]
 // CHECK:     %[[PAD:.+]] = arith.cmpi uge, %[[LEFT_ROWS]], %c4
 // CHECK:     %[[SINGLE:.+]] = arith.select %[[PAD]], %[[FULL]], %[[M]]

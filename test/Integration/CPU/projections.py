@@ -7,8 +7,9 @@
 # left), 129, 200 and 301
 # (none, some and many 8-row blocks, with remainders; one, two and three
 # chunks of up to 128 rows, the last one partial), K that takes one or
-# several packed panels (80, 256, 384), N of one block or several (96, 320,
-# 512), N that whole register blocks do not cover (101, 1000, 29: a
+# several packed panels (80, 256, 384; 256 and 512 in four parts of 64
+# steps each, the next panel's prefetches between them), N of one block or
+# several (96, 160, 320, 512), N that whole register blocks do not cover (101, 1000, 29: a
 # narrower last block; 8: only that), K that no vector divides (37: the
 # plain contraction), f32 and bf16 weights and inputs, with and without
 # bias; bf16 decode rows through AVX-512 BF16 dot products; FFNs and residuals whose epilogues run on the column blocks; q, k and v in one loop;
@@ -25,7 +26,7 @@ from tfm import reference
 rng = np.random.default_rng(11)
 suite = Suite(sys.argv[1])
 
-shapes = [(80, 96), (256, 320), (384, 512), (64, 688), (37, 101), (64, 101),
+shapes = [(80, 96), (256, 320), (384, 512), (512, 160), (64, 688), (37, 101), (64, 101),
           (64, 1000), (64, 8), (128, 29)]
 for k, n in shapes:
     w, b = rng.standard_normal((n, k)) / np.sqrt(k), rng.standard_normal(n)
