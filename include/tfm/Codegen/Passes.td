@@ -189,15 +189,16 @@ def TfmCPUTileProjectionsPass
     A few rows (a decode step or a short prompt, known only at run time:
     an `scf.if` picks the form) stream the weights instead, in place, each
     read once: threads over blocks of up to `4 MR` weight rows. Every row
-    is prepared once per block (times a column scale, or transformed, into
+    is prepared once per call (times a column scale, or transformed, into
     an `[M, K]` f32 scratch; plain f32 rows as they are); then for each
     group of 4 weight rows, `K` in chunks of up to 256 steps, and in each
     chunk every block of 4 rows against the group (16 accumulators of `L`
     f32 lanes, `vector.fma` of vectors read along `K`, loaded from and
     stored to a scratch between chunks: the group's chunk of weights comes
     from memory once and from L1 for the other blocks), then their lane
-    sums; 2 or 3 rows left as one block against 8 weight rows at a time (an
-    `scf.index_switch` on the count); one row left (a decode step):
+    sums, the last block's rows past `M` reading the last row and their
+    sums dropped. Below 4 rows, 2 or 3 as one block against 8 weight rows
+    at a time (an `scf.index_switch` on the count); one (a decode step):
     lane-wise partial dot products with every weight row of the block
     (`[1, K/L, L] x [NB, K/L, L] -> [1, NB, L]`, one accumulator per weight
     row), then their lane sums. Up to 39 rows packing would cost more than

@@ -223,8 +223,9 @@ constexpr int64_t kFMAStreamRows = 40;
 /// neither); for each group of 4 weight rows, K in chunks, and in each
 /// chunk every block of 4 rows against the group (16 accumulators of
 /// `lanes` f32 lanes, kept in a scratch between chunks), then the lane
-/// sums; the 2 or 3 rows left against 8 weight rows at a time, one row
-/// left as streamedColumnBlock.
+/// sums, the last block filled with the last row (its sums dropped). Below
+/// 4 rows: 2 or 3 against 8 weight rows at a time, one row as
+/// streamedColumnBlock.
 Value streamedFMAColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
                              Value scale, linalg::GenericOp transform,
                              Value init, Value nBlock, int64_t lanes);

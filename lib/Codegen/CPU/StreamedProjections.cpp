@@ -292,7 +292,8 @@ Value fmaRows(OpBuilder &b, Location l, Value x, Value w, Value y, Value nBlock,
 
 /// Most 4-row blocks interleavedFMARows takes: streaming stops at
 /// kFMAStreamRows.
-constexpr int64_t kMaxInterleavedBlocks = (kFMAStreamRows - 1) / kDotRowBlock;
+constexpr int64_t kMaxInterleavedBlocks =
+    llvm::divideCeil(kFMAStreamRows - 1, kDotRowBlock);
 
 /// Steps of K per chunk of interleavedFMARows: a group's 4 weight rows of a
 /// chunk (4 KiB) and the rows of `x` stay in L1 across the row blocks.
@@ -300,15 +301,17 @@ constexpr int64_t kMaxInterleavedBlocks = (kFMAStreamRows - 1) / kDotRowBlock;
 /// rows 1.17x faster, 1024 1.13x (Intel Xeon, 2 threads, weights in L3).
 constexpr int64_t kInterleavedChunk = 256;
 
-/// `y` + x[0 : blocked, :] · w[nBlock : +NB, :]ᵀ for `blocked` (a multiple
-/// of 4, at most 4 kMaxInterleavedBlocks) rows of f32 `x`: for each group of
-/// 4 weight rows, K in chunks, and in each chunk every block of 4 rows
-/// against the group (16 accumulators of f32 lanes kept per block in a
-/// scratch between chunks), then the lane sums. The group's weights are
-/// read from memory during the chunk's first block and from L1 for the
-/// others, so the reads spread over the products.
+/// `y` + x · w[nBlock : +NB, :]ᵀ for the `rowCount` (at least 4, below
+/// kFMAStreamRows) rows of f32 `x`: for each group of 4 weight rows, K in
+/// chunks, and in each chunk every block of 4 rows against the group (16
+/// accumulators of f32 lanes kept per block in a scratch between chunks),
+/// then the lane sums. The group's weights are read from memory during the
+/// chunk's first block and from L1 for the others, so the reads spread
+/// over the products. The last block's rows past the end read the last row
+/// again and their sums are dropped: a whole block costs less than the 1 to
+/// 3 rows left in a form of their own, which read the weights once more.
 Value interleavedFMARows(OpBuilder &builder, Location loc, Value x, Value w,
-                         Value nBlock, Value y, Value blocked, int64_t lanes) {
+                         Value nBlock, Value y, Value rowCount, int64_t lanes) {
   int64_t block = cast<RankedTensorType>(y.getType()).getDimSize(1);
   int64_t depth = cast<RankedTensorType>(w.getType()).getDimSize(1);
   int64_t chunk = blockSize(depth, lanes, kInterleavedChunk);
@@ -322,8 +325,10 @@ Value interleavedFMARows(OpBuilder &builder, Location loc, Value x, Value w,
                   Value k) -> Value {
     return stepVector(b, l, source, i, k, lanes, /*widen=*/true);
   };
-  Value blocks =
-      arith::DivUIOp::create(builder, loc, blocked, index(builder, loc, 4));
+  Value blocks = arith::CeilDivUIOp::create(builder, loc, rowCount,
+                                            index(builder, loc, kDotRowBlock));
+  Value lastRow =
+      arith::SubIOp::create(builder, loc, rowCount, index(builder, loc, 1));
   return scf::ForOp::create(
              builder, loc, index(builder, loc, 0), index(builder, loc, block),
              index(builder, loc, kDotBlockColumns), ValueRange{y},
@@ -348,6 +353,13 @@ Value interleavedFMARows(OpBuilder &builder, Location loc, Value x, Value w,
                                rb, rl, blockIndex, index(rb, rl, sums));
                            Value row0 = arith::MulIOp::create(
                                rb, rl, blockIndex, index(rb, rl, kDotRowBlock));
+                           SmallVector<Value> rows;
+                           for (int64_t i = 0; i < kDotRowBlock; ++i)
+                             rows.push_back(arith::MinUIOp::create(
+                                 rb, rl,
+                                 arith::AddIOp::create(rb, rl, row0,
+                                                       index(rb, rl, i)),
+                                 lastRow));
                            Value zero = index(rb, rl, 0);
                            Value padding = arith::ConstantOp::create(
                                rb, rl, rb.getZeroAttr(f32));
@@ -367,12 +379,8 @@ Value interleavedFMARows(OpBuilder &builder, Location loc, Value x, Value w,
                                [&](OpBuilder &sb, Location sl, Value k,
                                    ValueRange carried) {
                                  SmallVector<Value> xs, ws, next;
-                                 for (int64_t i = 0; i < kDotRowBlock; ++i)
-                                   xs.push_back(
-                                       read(sb, sl, x,
-                                            arith::AddIOp::create(
-                                                sb, sl, row0, index(sb, sl, i)),
-                                            k));
+                                 for (Value row : rows)
+                                   xs.push_back(read(sb, sl, x, row, k));
                                  for (int64_t j = 0; j < kDotBlockColumns; ++j)
                                    ws.push_back(read(
                                        sb, sl, w,
@@ -414,30 +422,47 @@ Value interleavedFMARows(OpBuilder &builder, Location loc, Value x, Value w,
                      Value padding =
                          arith::ConstantOp::create(rb, rl, rb.getZeroAttr(f32));
                      Value updated = carriedY[0];
-                     for (int64_t i = 0; i < kDotRowBlock; ++i)
-                       for (int64_t j = 0; j < kDotBlockColumns; ++j) {
-                         Value lanesSum = vector::TransferReadOp::create(
-                             rb, rl, lanesType, accumulated,
-                             ValueRange{
-                                 arith::AddIOp::create(
-                                     rb, rl, base,
-                                     index(rb, rl, i * kDotBlockColumns + j)),
-                                 index(rb, rl, 0)},
-                             padding, ArrayRef<bool>{true});
-                         Value total = vector::ReductionOp::create(
-                             rb, rl, vector::CombiningKind::ADD, lanesSum);
-                         SmallVector<Value> at{
-                             arith::AddIOp::create(rb, rl, row0,
-                                                   index(rb, rl, i)),
-                             arith::AddIOp::create(rb, rl, r0,
-                                                   index(rb, rl, j))};
-                         Value previous =
-                             tensor::ExtractOp::create(rb, rl, updated, at);
-                         updated = tensor::InsertOp::create(
-                             rb, rl,
-                             arith::AddFOp::create(rb, rl, previous, total),
-                             updated, at);
-                       }
+                     for (int64_t i = 0; i < kDotRowBlock; ++i) {
+                       Value row = arith::AddIOp::create(rb, rl, row0,
+                                                         index(rb, rl, i));
+                       // Only rows before the end.
+                       Value inside = arith::CmpIOp::create(
+                           rb, rl, arith::CmpIPredicate::ult, row, rowCount);
+                       auto rowSums = scf::IfOp::create(
+                           rb, rl, inside,
+                           [&](OpBuilder &ib, Location il) {
+                             Value rowY = updated;
+                             for (int64_t j = 0; j < kDotBlockColumns; ++j) {
+                               Value lanesSum = vector::TransferReadOp::create(
+                                   ib, il, lanesType, accumulated,
+                                   ValueRange{
+                                       arith::AddIOp::create(
+                                           ib, il, base,
+                                           index(ib, il,
+                                                 i * kDotBlockColumns + j)),
+                                       index(ib, il, 0)},
+                                   padding, ArrayRef<bool>{true});
+                               Value total = vector::ReductionOp::create(
+                                   ib, il, vector::CombiningKind::ADD,
+                                   lanesSum);
+                               SmallVector<Value> at{
+                                   row, arith::AddIOp::create(
+                                            ib, il, r0, index(ib, il, j))};
+                               Value previous =
+                                   tensor::ExtractOp::create(ib, il, rowY, at);
+                               rowY = tensor::InsertOp::create(
+                                   ib, il,
+                                   arith::AddFOp::create(ib, il, previous,
+                                                         total),
+                                   rowY, at);
+                             }
+                             scf::YieldOp::create(ib, il, rowY);
+                           },
+                           [&](OpBuilder &ib, Location il) {
+                             scf::YieldOp::create(ib, il, updated);
+                           });
+                       updated = rowSums.getResult(0);
+                     }
                      scf::YieldOp::create(rb, rl, updated);
                    });
                scf::YieldOp::create(gb, gl, sumsLoop.getResults());
@@ -451,11 +476,7 @@ Value streamedFMAColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
                              Value scale, linalg::GenericOp transform,
                              Value init, Value nBlock, int64_t lanes) {
   int64_t block = cast<RankedTensorType>(init.getType()).getDimSize(1);
-  Value rowBlock = arith::ConstantIndexOp::create(builder, loc, kDotRowBlock);
   Value rowCount = tensor::DimOp::create(builder, loc, a, 0);
-  Value blocked = arith::MulIOp::create(
-      builder, loc, arith::DivUIOp::create(builder, loc, rowCount, rowBlock),
-      rowBlock);
   // Every row prepared (an [M, K] scratch, sized by the run-time row count
   // as the workspace plans it), of which the blocks read their own: a view
   // where the caller prepared them once per call.
@@ -463,32 +484,44 @@ Value streamedFMAColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
   Value x = preparedRows(builder, loc, a, scale, transform,
                          builder.getIndexAttr(0), rowCount,
                          builder.getIndexAttr(0), depth, builder.getF32Type());
-  Value y =
-      interleavedFMARows(builder, loc, x, w, nBlock, init, blocked, lanes);
-  // 2 or 3 rows left: one block of them against up to 8 weight rows at a
-  // time (at most 24 accumulators); one row (a decode step): against every
-  // weight row of the block at once.
-  int64_t columns = block % kDotRows == 0 ? kDotRows : kDotBlockColumns;
-  Value left = arith::SubIOp::create(builder, loc, rowCount, blocked);
-  SmallVector<int64_t> cases{2, 3};
-  auto rest = scf::IndexSwitchOp::create(builder, loc, TypeRange{y.getType()},
-                                         left, cases, cases.size());
-  for (auto [i, rows] : llvm::enumerate(cases)) {
-    OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPointToStart(&rest.getCaseRegions()[i].emplaceBlock());
-    scf::YieldOp::create(
-        builder, loc,
-        fmaRows(builder, loc, x, w, y, nBlock, blocked, rows, columns, lanes));
-  }
-  {
-    OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPointToStart(&rest.getDefaultRegion().emplaceBlock());
-    scf::YieldOp::create(builder, loc,
-                         streamedColumnBlock(builder, loc, x, w, Value(),
-                                             linalg::GenericOp(), y, nBlock,
-                                             lanes, blocked));
-  }
-  return rest.getResult(0);
+  // From 4 rows on, blocks of 4 rows (interleavedFMARows). Fewer: 2 or 3
+  // rows as one block against up to 8 weight rows at a time (at most 24
+  // accumulators); one row (a decode step) against every weight row of the
+  // block at once.
+  Value blocks = arith::CmpIOp::create(
+      builder, loc, arith::CmpIPredicate::uge, rowCount,
+      arith::ConstantIndexOp::create(builder, loc, kDotRowBlock));
+  auto form = scf::IfOp::create(
+      builder, loc, blocks,
+      [&](OpBuilder &b, Location l) {
+        scf::YieldOp::create(
+            b, l,
+            interleavedFMARows(b, l, x, w, nBlock, init, rowCount, lanes));
+      },
+      [&](OpBuilder &b, Location l) {
+        int64_t columns = block % kDotRows == 0 ? kDotRows : kDotBlockColumns;
+        Value zero = arith::ConstantIndexOp::create(b, l, 0);
+        SmallVector<int64_t> cases{2, 3};
+        auto few = scf::IndexSwitchOp::create(b, l, TypeRange{init.getType()},
+                                              rowCount, cases, cases.size());
+        for (auto [i, rows] : llvm::enumerate(cases)) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(&few.getCaseRegions()[i].emplaceBlock());
+          scf::YieldOp::create(
+              b, l,
+              fmaRows(b, l, x, w, init, nBlock, zero, rows, columns, lanes));
+        }
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(&few.getDefaultRegion().emplaceBlock());
+          scf::YieldOp::create(b, l,
+                               streamedColumnBlock(b, l, x, w, Value(),
+                                                   linalg::GenericOp(), init,
+                                                   nBlock, lanes, zero));
+        }
+        scf::YieldOp::create(b, l, few.getResults());
+      });
+  return form.getResult(0);
 }
 
 } // namespace mlir::tfm::projection

@@ -121,13 +121,14 @@ func.func @dynamic_rows(%x: tensor<?x?x512xf32>, %w: tensor<512x512xf32>) -> ten
 
 // The streamed form of a decode step or a short prompt (fewer than 40
 // rows): threads over blocks of 32 weight rows (4 register blocks), read in
-// place. For each group of 4 weight rows, K in chunks of up to 256 steps
-// (here one), and in each chunk every block of 4 rows of x against the
-// group: 16 accumulators of 16 lanes, loaded from and stored to a scratch
-// of 9 blocks' accumulators between chunks; then their lane sums. 2 or 3
-// rows left against 8 weight rows at a time; one row left (a decode step):
-// 16-lane partial dot products with every weight row of the block, then
-// their lane sums.
+// place. From 4 rows on, for each group of 4 weight rows, K in chunks of up
+// to 256 steps (here one), and in each chunk every block of 4 rows of x
+// against the group: 16 accumulators of 16 lanes, loaded from and stored
+// to a scratch of 10 blocks' accumulators between chunks; then their lane
+// sums. The last block's rows past the end read the last row again and
+// their sums are dropped. 2 or 3 rows: one block against 8 weight rows at
+// a time; one row (a decode step): 16-lane partial dot products with every
+// weight row of the block, then their lane sums.
 // With 12 register rows, no multiple of 12 up to 48 divides N = 512: the
 // streamed blocks take the largest divisor up to 48 instead.
 // ROWS12-LABEL: func.func @few_rows_stream_weights
@@ -136,37 +137,44 @@ func.func @dynamic_rows(%x: tensor<?x?x512xf32>, %w: tensor<512x512xf32>) -> ten
 // ROWS12: arith.muli %[[J]], %c32
 // CHECK-LABEL: func.func @few_rows_stream_weights
 // CHECK-SAME: (%[[X:.+]]: tensor<?x256xf32>, %[[W:.+]]: tensor<512x256xf32>)
+// CHECK: %[[M:.+]] = tensor.dim %[[X]], %c0
 // CHECK: scf.if
 // CHECK:   scf.forall (%[[J:.+]]) in (16) shared_outs(%[[SHARED:.+]] = %{{.+}})
 // CHECK:     %[[N0:.+]] = arith.muli %[[J]], %c32
-// CHECK:     %[[BLOCKED:.+]] = arith.muli %{{.+}}, %c4
-// CHECK:     %[[BLOCKS:.+]] = arith.divui %[[BLOCKED]], %c4
-// CHECK:     scf.for %{{.+}} = %c0 to %c32 step %c4
-// CHECK:       %[[ACC:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<144x16xf32>)
-// CHECK:       %[[SUMS:.+]] = scf.for %{{.+}} = %c0 to %[[BLOCKS]] step %c1 iter_args(%{{.+}} = %[[ACC]])
-// CHECK-COUNT-16: vector.transfer_read {{.+}} : tensor<144x16xf32>, vector<16xf32>
-// CHECK:         scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c16 iter_args({{.+}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
-// CHECK-COUNT-4: vector.transfer_read {{.+}} : tensor<?x256xf32>, vector<16xf32>
-// CHECK-COUNT-4: vector.transfer_read %[[W]]
-// CHECK-COUNT-16: vector.fma
-// CHECK-COUNT-16: vector.transfer_write {{.+}} : vector<16xf32>, tensor<144x16xf32>
-// CHECK:       scf.for %{{.+}} = %c0 to %[[BLOCKS]] step %c1
-// CHECK-COUNT-16: vector.reduction <add>
-// CHECK:     scf.index_switch
-// CHECK:     case 2 {
-// CHECK:       scf.for %{{.+}} = %c0 to %c32 step %c8
-// CHECK-COUNT-16: vector.fma
-// CHECK:     case 3 {
-// CHECK:       scf.for %{{.+}} = %c0 to %c32 step %c8
-// CHECK-COUNT-24: vector.fma
-// CHECK:     default {
-// CHECK:     %[[WROWS:.+]] = tensor.extract_slice %[[W]][%[[N0]], 0] [32, 256]
-// CHECK:     %[[WCHUNKS:.+]] = tensor.expand_shape %[[WROWS]] {{\[\[}}0], [1, 2]] output_shape [32, 16, 16]
-// CHECK:     scf.for %[[M:.+]] = %[[BLOCKED]] to %{{.+}} step %c1
-// CHECK:       %[[ROW:.+]] = tensor.extract_slice %{{.+}}[%[[M]], 0] [1, 256]
-// CHECK:       %[[CHUNKS:.+]] = tensor.expand_shape %[[ROW]]
-// CHECK:       %[[PARTIAL:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%[[CHUNKS]], %[[WCHUNKS]] : tensor<1x16x16xf32>, tensor<32x16x16xf32>) outs(%{{.+}} : tensor<1x32x16xf32>)
-// CHECK:       linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[PARTIAL]] : tensor<1x32x16xf32>) outs(%{{.+}} : tensor<1x32xf32>)
+// CHECK:     %[[ENOUGH:.+]] = arith.cmpi uge, %[[M]], %c4
+// CHECK:     scf.if %[[ENOUGH]]
+// CHECK:       %[[BLOCKS:.+]] = arith.ceildivui %[[M]], %c4
+// CHECK:       %[[LAST:.+]] = arith.subi %[[M]], %c1
+// CHECK:       scf.for %{{.+}} = %c0 to %c32 step %c4
+// CHECK:         %[[ACC:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<160x16xf32>)
+// CHECK:         %[[SUMS:.+]] = scf.for %{{.+}} = %c0 to %[[BLOCKS]] step %c1 iter_args(%{{.+}} = %[[ACC]])
+// CHECK-COUNT-4:   arith.minui %{{.+}}, %[[LAST]]
+// CHECK-COUNT-16:  vector.transfer_read {{.+}} : tensor<160x16xf32>, vector<16xf32>
+// CHECK:           scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c16 iter_args({{.+}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK-COUNT-4:     vector.transfer_read {{.+}} : tensor<?x256xf32>, vector<16xf32>
+// CHECK-COUNT-4:     vector.transfer_read %[[W]]
+// CHECK-COUNT-16:    vector.fma
+// CHECK-COUNT-16:  vector.transfer_write {{.+}} : vector<16xf32>, tensor<160x16xf32>
+// CHECK:         scf.for %{{.+}} = %c0 to %[[BLOCKS]] step %c1
+// CHECK:           %[[INSIDE:.+]] = arith.cmpi ult, %{{.+}}, %[[M]]
+// CHECK:           scf.if %[[INSIDE]]
+// CHECK-COUNT-4:     vector.reduction <add>
+// CHECK:       } else {
+// CHECK:         scf.index_switch %[[M]]
+// CHECK:         case 2 {
+// CHECK:           scf.for %{{.+}} = %c0 to %c32 step %c8
+// CHECK-COUNT-16:    vector.fma
+// CHECK:         case 3 {
+// CHECK:           scf.for %{{.+}} = %c0 to %c32 step %c8
+// CHECK-COUNT-24:    vector.fma
+// CHECK:         default {
+// CHECK:           %[[WROWS:.+]] = tensor.extract_slice %[[W]][%[[N0]], 0] [32, 256]
+// CHECK:           %[[WCHUNKS:.+]] = tensor.expand_shape %[[WROWS]] {{\[\[}}0], [1, 2]] output_shape [32, 16, 16]
+// CHECK:           scf.for %[[ROW_INDEX:.+]] = %c0 to %[[M]] step %c1
+// CHECK:             %[[ROW:.+]] = tensor.extract_slice %{{.+}}[%[[ROW_INDEX]], 0] [1, 256]
+// CHECK:             %[[CHUNKS:.+]] = tensor.expand_shape %[[ROW]]
+// CHECK:             %[[PARTIAL:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%[[CHUNKS]], %[[WCHUNKS]] : tensor<1x16x16xf32>, tensor<32x16x16xf32>) outs(%{{.+}} : tensor<1x32x16xf32>)
+// CHECK:             linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[PARTIAL]] : tensor<1x32x16xf32>) outs(%{{.+}} : tensor<1x32xf32>)
 // CHECK: } else {
 func.func @few_rows_stream_weights(%x: tensor<?x256xf32>, %w: tensor<512x256xf32>) -> tensor<?x512xf32> {
   %y = tfm.linear %x, %w : (tensor<?x256xf32>, tensor<512x256xf32>) -> tensor<?x512xf32>

@@ -2,9 +2,9 @@
 # RUN: %python %s %t/avx2 --mcpu=x86-64-v3
 #
 # Projections through the CPU's blocked form (tfm-cpu-tile-projections)
-# against the float64 oracle: run-time row counts M of 1, 7, 8, 10, 13, 23
-# and 39 (weights streamed: up to 9 blocks of 4 rows, then the 3, 2 or 1
-# left), 129, 200 and 301
+# against the float64 oracle: run-time row counts M of 1, 3, 5, 7, 8, 10,
+# 13, 23 and 39 (weights streamed: up to 10 blocks of 4 rows, the last one
+# partial), 129, 200 and 301
 # (none, some and many 8-row blocks, with remainders; one, two and three
 # chunks of up to 128 rows, the last one partial), K that takes one or
 # several packed panels (80, 256, 384; 256 and 512 in four parts of 64
@@ -37,7 +37,7 @@ for k, n in shapes:
                 f"  %r = tfm.linear %x, %w, %b : ({', '.join(types)}) -> "
                 f"{tensor((None, None, n), 'f32')}\n"
                 f"  return %r : {tensor((None, None, n), 'f32')}\n}}")
-    for i, (batch, rows) in enumerate([(1, 1), (1, 7), (2, 4), (2, 5), (1, 13), (1, 23),
+    for i, (batch, rows) in enumerate([(1, 1), (1, 3), (1, 5), (1, 7), (2, 4), (2, 5), (1, 13), (1, 23),
                                        (1, 39), (3, 43), (2, 100),
                                        (1, 301)]):
         x = rng.standard_normal((batch, rows, k)) * 3.0
