@@ -217,17 +217,15 @@ bool canStreamFMA(Value w, int64_t block, int64_t lanes);
 constexpr int64_t kFMAStreamRows = 40;
 
 /// One [M, NB] column block of a projection of a few rows, its weights
-/// read in place: `init` + a · w[nBlock : +NB, :]ᵀ. Every row transformed
-/// and times the column scale first (in f32, where there are: an [M, K]
-/// scratch; tile-projections prepares them once per call and passes
-/// neither); for each group of 4 weight rows, K in chunks, and in each
-/// chunk every block of 4 rows against the group (16 accumulators of
-/// `lanes` f32 lanes, kept in a scratch between chunks), then the lane
-/// sums, the last block filled with the last row (its sums dropped). Below
-/// 4 rows: 2 or 3 against 8 weight rows at a time, one row as
+/// read in place: `init` + x · w[nBlock : +NB, :]ᵀ, `x` the f32 rows as
+/// prepared once per call (preparedRows: transformed and times the column
+/// scale where the projection has them); for each group of 4 weight rows, K in
+/// chunks, and in each chunk every block of 4 rows against the group (16
+/// accumulators of `lanes` f32 lanes, kept in a scratch between chunks), then
+/// the lane sums, the last block filled with the last row (its sums dropped).
+/// Below 4 rows: 2 or 3 against 8 weight rows at a time, one row as
 /// streamedColumnBlock.
-Value streamedFMAColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
-                             Value scale, linalg::GenericOp transform,
+Value streamedFMAColumnBlock(OpBuilder &builder, Location loc, Value x, Value w,
                              Value init, Value nBlock, int64_t lanes);
 
 } // namespace mlir::tfm::projection

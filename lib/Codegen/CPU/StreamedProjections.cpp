@@ -472,18 +472,10 @@ Value interleavedFMARows(OpBuilder &builder, Location loc, Value x, Value w,
 
 } // namespace
 
-Value streamedFMAColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
-                             Value scale, linalg::GenericOp transform,
+Value streamedFMAColumnBlock(OpBuilder &builder, Location loc, Value x, Value w,
                              Value init, Value nBlock, int64_t lanes) {
   int64_t block = cast<RankedTensorType>(init.getType()).getDimSize(1);
-  Value rowCount = tensor::DimOp::create(builder, loc, a, 0);
-  // Every row prepared (an [M, K] scratch, sized by the run-time row count
-  // as the workspace plans it), of which the blocks read their own: a view
-  // where the caller prepared them once per call.
-  int64_t depth = cast<RankedTensorType>(w.getType()).getDimSize(1);
-  Value x = preparedRows(builder, loc, a, scale, transform,
-                         builder.getIndexAttr(0), rowCount,
-                         builder.getIndexAttr(0), depth, builder.getF32Type());
+  Value rowCount = tensor::DimOp::create(builder, loc, x, 0);
   // From 4 rows on, blocks of 4 rows (interleavedFMARows). Fewer: 2 or 3
   // rows as one block against up to 8 weight rows at a time (at most 24
   // accumulators); one row (a decode step) against every weight row of the

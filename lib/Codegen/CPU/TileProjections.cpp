@@ -1104,11 +1104,13 @@ void tileProjectionGroups(RewriterBase &rewriter,
         return streamedDotColumnBlock(b, l, a, w, scale, transform, init,
                                       nBlock);
       if (canStreamFMA(w, block, lanes)) {
-        if (Value rows = prepared.lookup(projection))
-          return streamedFMAColumnBlock(
-              b, l, rows, w, Value(), linalg::GenericOp(), init, nBlock, lanes);
-        return streamedFMAColumnBlock(b, l, a, w, scale, transform, init,
-                                      nBlock, lanes);
+        // Rows with nothing to prepare (plain f32) are read as they are.
+        Value rows = prepared.lookup(projection);
+        assert((rows || (!scale && !transform &&
+                         getElementTypeOrSelf(a.getType()).isF32())) &&
+               "streamed f32 blocks read rows prepared once per call");
+        return streamedFMAColumnBlock(b, l, rows ? rows : a, w, init, nBlock,
+                                      lanes);
       }
       return streamedColumnBlock(b, l, a, w, scale, transform, init, nBlock,
                                  lanes,
