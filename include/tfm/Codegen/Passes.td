@@ -207,7 +207,8 @@ def TfmCPUTileProjectionsPass
     With `bf16-dot` (the CPU target sets it where the CPU has
     AVX-512 BF16), bf16 weights stream through `x86vector.avx512.dot`
     (`vdpbf16ps`, 32 weights a step) instead, against rows rounded to bf16
-    once: the widening shifts go, and the products of a bf16 model's rows
+    once per call, before the loop over column blocks (as the packed
+    pairs read them): the widening shifts go, and the products of a bf16 model's rows
     are those a bf16 matmul would form. Such weights stream for up to 63
     rows: blocks of 4 rows against 4 weight rows, the rows left one by one
     against 8; reading the weights in place beats packing them into pairs

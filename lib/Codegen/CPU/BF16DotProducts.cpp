@@ -389,11 +389,4 @@ Value preparedRows(OpBuilder &b, Location l, Value a, Value scale,
       });
 }
 
-Value roundedRows(OpBuilder &b, Location l, Value a, Value scale,
-                  linalg::GenericOp transform, OpFoldResult row0,
-                  OpFoldResult rows, OpFoldResult k0, int64_t depth) {
-  return preparedRows(b, l, a, scale, transform, row0, rows, k0, depth,
-                      b.getBF16Type());
-}
-
 } // namespace mlir::tfm::projection

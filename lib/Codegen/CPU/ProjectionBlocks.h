@@ -81,7 +81,7 @@ bool canPackBF16Dot(Value w, const Blocking &blocking);
 
 /// w[row : +rows, k0 : +depth] as [depth / 2, rows] i32 pairs of
 /// consecutive k, for vdpbf16ps (a column scale goes on the rows:
-/// roundedRows). With `asBF16`, bf16 [rows / 32, depth / 2, 2 x 32]: the
+/// preparedRows). With `asBF16`, bf16 [rows / 32, depth / 2, 2 x 32]: the
 /// layout of AMX tiles of pairs, each 32-column panel contiguous. With
 /// `zeroPastEnd`, rows of `w` past its last read as zeros.
 Value packBF16Pairs(OpBuilder &builder, Location loc, Value w, Value row,
@@ -90,7 +90,7 @@ Value packBF16Pairs(OpBuilder &builder, Location loc, Value w, Value row,
 
 /// `y` [M, NR] += a[m0 : M, k0 : +KC] · the pairs `packed`[:, n1 : +NR]
 /// over rows [begin, end) in steps of `rows`, calling `eachBlock` (if
-/// any) at every step; `a` is bf16 (roundedRows).
+/// any) at every step; `a` is bf16 (preparedRows).
 Value dotRowBlocks(OpBuilder &builder, Location loc, Value a, Value packed,
                    Value n1, int64_t columns, Value y, Value k0, Value begin,
                    Value end, int64_t rows, RowBlockHook eachBlock = {});
@@ -103,11 +103,6 @@ Value preparedRows(OpBuilder &b, Location l, Value a, Value scale,
                    linalg::GenericOp transform, OpFoldResult row0,
                    OpFoldResult rows, OpFoldResult k0, int64_t depth,
                    Type element);
-
-/// preparedRows rounded to bf16.
-Value roundedRows(OpBuilder &b, Location l, Value a, Value scale,
-                  linalg::GenericOp transform, OpFoldResult row0,
-                  OpFoldResult rows, OpFoldResult k0, int64_t depth);
 
 /// Rows and columns of an AMX register block: 2 x 2 tiles of 16 x 16 f32
 /// sums (tmm0-3), with two 16-row tiles of `a` and two 16-column tiles of
@@ -187,11 +182,10 @@ constexpr int64_t kDotStreamRows = 64;
 
 /// One [M, NB] column block of a projection of a few rows, its bf16
 /// weights streamed through vdpbf16ps: `init` + a · w[nBlock : +NB, :]ᵀ,
-/// each row transformed first where there is a `transform` (a projection
-/// that transformsRows). Rows in blocks of 4 against 4 weight rows at a
-/// time, the rows left one by one against 8.
-Value streamedDotColumnBlock(OpBuilder &builder, Location loc, Value a,
-                             Value w, Value scale, linalg::GenericOp transform,
+/// `a` the rows rounded to bf16 (after any transform and column scale)
+/// once per call. Rows in blocks of 4 against 4 weight rows at a time, the
+/// rows left one by one against 8.
+Value streamedDotColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
                              Value init, Value nBlock);
 
 /// The streamed form for a few rows, one at a time, its weights read in

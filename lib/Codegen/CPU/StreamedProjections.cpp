@@ -223,13 +223,14 @@ Value dotRows(OpBuilder &builder, Location loc, Value x, Value w, Value nBlock,
 } // namespace
 
 /// The streamed form with AVX-512 BF16 dot products (vdpbf16ps), the
-/// weights read in place: blocks of kDotRowBlock rows of `a`, then the rows
-/// left one by one, each block or row rounded to bf16 once (roundedRows)
-/// and run against every weight row of the column block (dotRows), which
-/// stays in L1/L2 for the next.
+/// weights read in place: blocks of kDotRowBlock rows of `a` (bf16, rounded
+/// once per call by the caller), then the rows left one by one, each run
+/// against every weight row of the column block (dotRows), which stays in
+/// L1/L2 for the next.
 Value streamedDotColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
-                             Value scale, linalg::GenericOp transform,
                              Value init, Value nBlock) {
+  assert(getElementTypeOrSelf(a.getType()).isBF16() &&
+         "dot products read rows rounded to bf16");
   int64_t block = cast<RankedTensorType>(init.getType()).getDimSize(1);
   int64_t depth = cast<RankedTensorType>(w.getType()).getDimSize(1);
   auto index = [](OpBuilder &b, Location l, int64_t value) -> Value {
@@ -242,13 +243,13 @@ Value streamedDotColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
                builder, loc, begin, end, index(builder, loc, rows),
                ValueRange{y},
                [&](OpBuilder &b, Location l, Value m, ValueRange carried) {
-                 Value rounded = roundedRows(b, l, a, scale, transform, m,
-                                             b.getIndexAttr(rows),
-                                             b.getIndexAttr(0), depth);
+                 Value tile =
+                     slice2D(b, l, a, m, b.getIndexAttr(0),
+                             b.getIndexAttr(rows), b.getIndexAttr(depth));
                  Value out =
                      slice2D(b, l, carried[0], m, b.getIndexAttr(0),
                              b.getIndexAttr(rows), b.getIndexAttr(block));
-                 out = dotRows(b, l, rounded, w, nBlock, out, rows, columns);
+                 out = dotRows(b, l, tile, w, nBlock, out, rows, columns);
                  scf::YieldOp::create(
                      b, l,
                      insert2D(b, l, out, carried[0], m, b.getIndexAttr(0),

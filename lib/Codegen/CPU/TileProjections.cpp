@@ -996,9 +996,10 @@ void tileProjectionGroups(RewriterBase &rewriter,
       result = tileColumns(rewriter, l, tailRanges, result, tailBlock, tailFn);
     scf::YieldOp::create(rewriter, l, result);
   };
-  // Packed bf16 pairs read the rows rounded to bf16 after the projection's
-  // transform and column scale (roundedRows), and streamed f32 blocks the
-  // rows so prepared in f32: made once, before the column loop, rather
+  // Packed and streamed bf16 pairs read the rows rounded to bf16 after the
+  // projection's transform and column scale (preparedRows), and streamed
+  // f32 blocks the rows so prepared in f32: made once, before the column
+  // loop, rather
   // than in every column block (a 32000-column LM head rounded the same
   // rows 250 times, 27% of its time at 128 rows).
   auto pairsFor = [&](linalg::GenericOp projection) {
@@ -1089,29 +1090,34 @@ void tileProjectionGroups(RewriterBase &rewriter,
                                pairs ? tails.lookup(a) : Value());
     };
   };
-  // The streamed forms; the f32 blocks read the rows prepared once per
-  // call where `prepared` has them.
+  // The streamed forms read the rows prepared once per call: in bf16 for
+  // dot products, in f32 for multiply-add blocks, where the map has them.
   auto streamedWith = [lanes, bf16Dot](
-                          const llvm::DenseMap<Operation *, Value> &prepared) {
-    return [lanes, bf16Dot, &prepared](OpBuilder &b, Location l, Value a,
-                                       linalg::GenericOp projection, Value init,
-                                       Value nBlock) {
+                          const llvm::DenseMap<Operation *, Value> &asBF16,
+                          const llvm::DenseMap<Operation *, Value> &asF32) {
+    return [lanes, bf16Dot, &asBF16, &asF32](OpBuilder &b, Location l, Value a,
+                                             linalg::GenericOp projection,
+                                             Value init, Value nBlock) {
       Value w = projection.getDpsInputs()[1];
       int64_t block = cast<RankedTensorType>(init.getType()).getDimSize(1);
       Value scale = columnScaleOf(projection);
       linalg::GenericOp transform = transformOf(projection);
-      if (bf16Dot && canStreamBF16Dot(w, block))
-        return streamedDotColumnBlock(b, l, a, w, scale, transform, init,
-                                      nBlock);
-      if (canStreamFMA(w, block, lanes)) {
-        // Rows with nothing to prepare (plain f32) are read as they are.
-        Value rows = prepared.lookup(projection);
+      // Rows with nothing to prepare are read as they are.
+      auto preparedIn = [&](const llvm::DenseMap<Operation *, Value> &map,
+                            Type element) {
+        Value rows = map.lookup(projection);
         assert((rows || (!scale && !transform &&
-                         getElementTypeOrSelf(a.getType()).isF32())) &&
-               "streamed f32 blocks read rows prepared once per call");
-        return streamedFMAColumnBlock(b, l, rows ? rows : a, w, init, nBlock,
-                                      lanes);
-      }
+                         getElementTypeOrSelf(a.getType()) == element)) &&
+               "streamed blocks read rows prepared once per call");
+        (void)element;
+        return rows ? rows : a;
+      };
+      if (bf16Dot && canStreamBF16Dot(w, block))
+        return streamedDotColumnBlock(b, l, preparedIn(asBF16, b.getBF16Type()),
+                                      w, init, nBlock);
+      if (canStreamFMA(w, block, lanes))
+        return streamedFMAColumnBlock(b, l, preparedIn(asF32, b.getF32Type()),
+                                      w, init, nBlock, lanes);
       return streamedColumnBlock(b, l, a, w, scale, transform, init, nBlock,
                                  lanes,
                                  arith::ConstantIndexOp::create(b, l, 0));
@@ -1159,17 +1165,23 @@ void tileProjectionGroups(RewriterBase &rewriter,
   auto branch = scf::IfOp::create(
       rewriter, loc, fewRows,
       [&](OpBuilder &b, Location l) {
-        auto fmaFor = [&](linalg::GenericOp projection) {
-          Value w = projection.getDpsInputs()[1];
-          auto streams = [&](int64_t block) {
-            return !(bf16Dot && canStreamBF16Dot(w, block)) &&
-                   canStreamFMA(w, block, lanes);
+        // Whether a column block of the projection streams through dot
+        // products (`dot`) or f32 multiply-adds (`!dot`).
+        auto streamsWith = [&](bool dot) {
+          return [&, dot](linalg::GenericOp projection) {
+            Value w = projection.getDpsInputs()[1];
+            auto streams = [&](int64_t block) {
+              bool dots = bf16Dot && canStreamBF16Dot(w, block);
+              return dot ? dots : !dots && canStreamFMA(w, block, lanes);
+            };
+            return streams(streamBlock) || (tail && streams(tailBlock));
           };
-          return streams(streamBlock) || (tail && streams(tailBlock));
         };
-        llvm::DenseMap<Operation *, Value> prepared =
-            prepareOnce(b, l, fmaFor, b.getF32Type());
-        auto streamed = streamedWith(prepared);
+        llvm::DenseMap<Operation *, Value> asBF16 =
+            prepareOnce(b, l, streamsWith(true), b.getBF16Type());
+        llvm::DenseMap<Operation *, Value> asF32 =
+            prepareOnce(b, l, streamsWith(false), b.getF32Type());
+        auto streamed = streamedWith(asBF16, asF32);
         loops(b, l, streamBlock, tailBlock, streamed, streamed);
       },
       [&](OpBuilder &b, Location l) {

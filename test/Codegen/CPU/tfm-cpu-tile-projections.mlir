@@ -445,9 +445,20 @@ func.func @column_scaled_projection(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>,
 // blocks (not in each of them: a 32000-column LM head rounded the same rows
 // 250 times), and the weights packed into pairs as they are (scaling them
 // too cost a widening, a product and a rounding per weight, about a
-// quarter of an LM head at M = 128).
+// quarter of an LM head at M = 128). The streamed form of a few rows
+// reads them so rounded too, made once before its column blocks.
 // DOT-LABEL: func.func @column_scaled_bf16_projection
 // DOT-SAME: (%[[X:[^:]+]]: tensor<?x64xbf16>, %[[W:[^:]+]]: tensor<256x64xbf16>, %[[G:[^:]+]]: tensor<64xbf16>
+// DOT: scf.if
+// DOT:   %[[FEWROWS:.+]] = tensor.extract_slice %[[X]][0, 0] [%{{.+}}, 64]
+// DOT:   %[[FEWSCALED:.+]] = linalg.generic {{.+}} ins(%[[FEWROWS]], %[[G]] : tensor<?x64xbf16>, tensor<64xbf16>) outs(%{{.+}} : tensor<?x64xbf16>)
+// DOT:     arith.mulf
+// DOT:     arith.truncf
+// DOT:   scf.forall (%{{.+}}) in (8)
+// DOT-NOT: arith.truncf
+// DOT:     tensor.extract_slice %[[FEWSCALED]]
+// DOT:     x86vector.avx512.dot
+// DOT-NOT: arith.truncf
 // DOT: } else {
 // DOT:   %[[PANEL:.+]] = tensor.extract_slice %[[X]][0, 0] [%{{.+}}, 64]
 // DOT:   %[[SCALED:.+]] = linalg.generic {{.+}} ins(%[[PANEL]], %[[G]] : tensor<?x64xbf16>, tensor<64xbf16>) outs(%{{.+}} : tensor<?x64xbf16>)
