@@ -130,17 +130,17 @@ def TfmCPUTileProjectionsPass
     ```
     scf.forall (j) in (N / NB)                     // threads over N blocks
       scf.for k0 = 0 to K step KC
-        wt = f32 w[j*NB : +NB, k0 : +KC]ᵀ          // packed [KC, NB] (L2)
+        wt = f32 w[j*NB : +NB, k0 : +KC]ᵀ          // [NB/NR, KC, NR] (L2)
         scf.for c0 = 0 to M - M % MR step MC       // chunks of rows (L2)
           scf.for m0 = c0 to c0 + MC step MR       // the chunk's rows
             scf.for n1 = 0 to NB step NR           // each [KC, NR] panel
-              y[m0 : +MR, n1 : +NR] += a[m0 : +MR, k0 : +KC] · wt[:, n1 : +NR]
+              y[m0 : +MR, n1 : +NR] += a[m0 : +MR, k0 : +KC] · wt[n1 / NR]
         // the M % MR rows left, from 4 on: one MR-row block of them padded
         // with zero rows (copied per panel), summed into a scratch holding
         // their rows of y, of which only theirs go back; fewer:
         scf.for m0 = M - M % MR to M               // one at a time
           scf.for n1 = 0 to NB step NR
-            y[m0, n1 : +NR] += a[m0, k0 : +KC] · wt[:, n1 : +NR]
+            y[m0, n1 : +NR] += a[m0, k0 : +KC] · wt[n1 / NR]
     ```
 
     `NR` is 2 vectors, or 1 where only one divides `N` (`d_ff` = 688).

@@ -15,7 +15,7 @@
 
 namespace mlir::tfm::projection {
 
-/// Columns of a thread's block of w: its packed [KC, NB] panel stays in L2
+/// Columns of a thread's block of w: its packed KC x NB panels stay in L2
 /// while the rows of a stream past it.
 constexpr int64_t kMaxBlockColumns = 128;
 /// Steps of k per packed panel: a [KC, NR] slice of it (32 KiB with NR = 32)

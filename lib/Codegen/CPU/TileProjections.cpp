@@ -7,14 +7,14 @@
 //
 //   scf.forall (j) in (N / NB)                     // threads over N blocks
 //     scf.for k0 = 0 to K step KC                  // a Kᵀ panel per step
-//       wt = f32 w[j*NB : +NB, k0 : +KC]ᵀ          // packed [KC, NB]
+//       wt = f32 w[j*NB : +NB, k0 : +KC]ᵀ          // [NB/NR, KC, NR]
 //       scf.for c0 = 0 to M - M % MR step MC       // chunks of rows
 //         scf.for m0 = c0 to c0 + MC step MR     // the chunk's rows, in L1
 //           scf.for n1 = 0 to NB step NR           // a [KC, NR] panel, L2
-//             y[m0 : +MR, n1 : +NR] += a[m0 : +MR, k0 : +KC] · wt[:, n1 : +NR]
+//             y[m0 : +MR, n1 : +NR] += a[m0 : +MR, k0 : +KC] · wt[n1 / NR]
 //       scf.for m0 = M - M % MR to M               // the remaining rows
 //         scf.for n1 = 0 to NB step NR
-//           y[m0, n1 : +NR] += a[m0, k0 : +KC] · wt[:, n1 : +NR]
+//           y[m0, n1 : +NR] += a[m0, k0 : +KC] · wt[n1 / NR]
 //
 // Columns left over by whole NR-blocks (N % NR) get the same loops with
 // one narrower block, NR = NB = N % NR. With AVX-512 BF16 (bf16-dot), bf16
@@ -76,22 +76,25 @@ constexpr int64_t kPrefetchParts = 4;
 /// Steps of a part at least, so that the K loop of each part stays long.
 constexpr int64_t kMinPartSteps = 64;
 
-/// `y` [M, NB] += a[m0 : M, k0 : +KC] · packed [KC, NB] over rows
-/// [begin, end) in steps of `rows` (whose count divides end - begin), each
-/// register block of rows against every [KC, NR] panel in turn, calling
-/// `eachBlock` (if any) at every block. Its rows stay in L1 while the
-/// panels stream from L2: with the panels outside and the rows inside,
-/// 4-8% slower on an Intel Xeon, where the 8 rows (8 KiB apart for
-/// K = 2048) compete with a 32 KiB panel for the same L1 sets.
+/// `y` [M, NB] += a[m0 : M, k0 : +KC] · packed [NB / NR, KC, NR] (its
+/// [KC, NR] panels, packScaled) over rows [begin, end) in steps of `rows`
+/// (whose count divides end - begin), each register block of rows against
+/// every panel in turn, calling `eachBlock` (if any) at every block. Its
+/// rows stay in L1 while the panels stream from L2: with the panels outside
+/// and the rows inside, 4-8% slower on an Intel Xeon, where the 8 rows
+/// (8 KiB apart for K = 2048) compete with a 32 KiB panel for the same L1
+/// sets.
 Value rowsAcrossPanels(OpBuilder &b, Location loc, Value a, Value packed,
                        Value y, Value k0, Value begin, Value end, int64_t rows,
-                       int64_t columns, PanelBlockHook eachBlock) {
-  int64_t depth = cast<RankedTensorType>(packed.getType()).getDimSize(0);
-  int64_t block = cast<RankedTensorType>(packed.getType()).getDimSize(1);
+                       PanelBlockHook eachBlock) {
+  auto packedType = cast<RankedTensorType>(packed.getType());
+  int64_t depth = packedType.getDimSize(1);
+  int64_t columns = packedType.getDimSize(2);
   int64_t parts = eachBlock && depth % (kPrefetchParts * kMinPartSteps) == 0
                       ? kPrefetchParts
                       : 1;
   int64_t partDepth = depth / parts;
+  auto panelType = RankedTensorType::get({partDepth, columns}, b.getF32Type());
   Value step = arith::ConstantIndexOp::create(b, loc, rows);
   return scf::ForOp::create(
              b, loc, begin, end, step, ValueRange{y},
@@ -103,10 +106,14 @@ Value rowsAcrossPanels(OpBuilder &b, Location loc, Value a, Value packed,
                               /*transpose=*/false);
                auto panels = scf::ForOp::create(
                    rb, rl, arith::ConstantIndexOp::create(rb, rl, 0),
-                   arith::ConstantIndexOp::create(rb, rl, block),
-                   arith::ConstantIndexOp::create(rb, rl, columns), rowCarried,
-                   [&](OpBuilder &nb, Location nl, Value n1,
+                   arith::ConstantIndexOp::create(rb, rl,
+                                                  packedType.getDimSize(0)),
+                   arith::ConstantIndexOp::create(rb, rl, 1), rowCarried,
+                   [&](OpBuilder &nb, Location nl, Value p,
                        ValueRange carried) {
+                     Value n1 = arith::MulIOp::create(
+                         nb, nl, p,
+                         arith::ConstantIndexOp::create(nb, nl, columns));
                      Value product = slice2D(nb, nl, carried[0], m0, n1,
                                              nb.getIndexAttr(rows),
                                              nb.getIndexAttr(columns));
@@ -120,9 +127,14 @@ Value rowsAcrossPanels(OpBuilder &b, Location loc, Value a, Value packed,
                                : slice2D(nb, nl, rowsOfA, nb.getIndexAttr(0),
                                          k1, nb.getIndexAttr(rows),
                                          nb.getIndexAttr(partDepth));
-                       Value panel = slice2D(nb, nl, packed, k1, n1,
-                                             nb.getIndexAttr(partDepth),
-                                             nb.getIndexAttr(columns));
+                       OpFoldResult one = nb.getIndexAttr(1);
+                       Value panel = tensor::ExtractSliceOp::create(
+                           nb, nl, panelType, packed,
+                           ArrayRef<OpFoldResult>{p, k1, nb.getIndexAttr(0)},
+                           ArrayRef<OpFoldResult>{one,
+                                                  nb.getIndexAttr(partDepth),
+                                                  nb.getIndexAttr(columns)},
+                           ArrayRef<OpFoldResult>{one, one, one});
                        product = linalg::MatmulOp::create(
                                      nb, nl, ValueRange{partRows, panel},
                                      ValueRange{product})
@@ -145,7 +157,7 @@ Value rowsAcrossPanels(OpBuilder &b, Location loc, Value a, Value packed,
 /// 1.0x with 3 and 4, 0.95x with 1.
 constexpr int64_t kMinPaddedRows = 4;
 
-/// `y` [M, NB] += a[begin : M, k0 : +KC] · packed [KC, NB] for the fewer
+/// `y` [M, NB] += a[begin : M, k0 : +KC] · packed (packScaled) for the fewer
 /// than `rows` rows [begin, M) (at most one block), as rowsAcrossPanels
 /// runs one register block: their rows of `a` in a block padded with rows
 /// of zeros (copied per panel: at most `rows` x KC values against the
@@ -153,9 +165,8 @@ constexpr int64_t kMinPaddedRows = 4;
 /// `y`, of which only those rows go back. One row at a time, 7 rows cost an
 /// f32 model of 135 positions 19 ms more than 8 in a block (150 ms).
 Value paddedRowBlock(OpBuilder &b, Location loc, Value a, Value packed, Value y,
-                     Value k0, Value begin, Value count, int64_t rows,
-                     int64_t columns) {
-  int64_t depth = cast<RankedTensorType>(packed.getType()).getDimSize(0);
+                     Value k0, Value begin, Value count, int64_t rows) {
+  int64_t depth = cast<RankedTensorType>(packed.getType()).getDimSize(1);
   auto index = [](OpBuilder &ib, Location il, int64_t value) -> Value {
     return arith::ConstantIndexOp::create(ib, il, value);
   };
@@ -172,8 +183,7 @@ Value paddedRowBlock(OpBuilder &b, Location loc, Value a, Value packed, Value y,
                        [&](OpBuilder &sb, Location sl, Value scratch) {
                          return rowsAcrossPanels(
                              sb, sl, padded, packed, scratch, index(sb, sl, 0),
-                             index(sb, sl, 0), index(sb, sl, rows), rows,
-                             columns, {});
+                             index(sb, sl, 0), index(sb, sl, rows), rows, {});
                        }));
              })
       .getResult(0);
@@ -186,27 +196,46 @@ using ColumnBlockFn =
     function_ref<Value(OpBuilder &, Location, Value a,
                        linalg::GenericOp projection, Value init, Value nBlock)>;
 
-/// w[rows, k0 : +depth]ᵀ in f32 [depth, rows], its columns scaled by
-/// `scale`[k0 : +depth] when there is a scale (an RMSNorm's weight).
+/// w[row : +rows, k0 : +depth] in f32 as [rows / columns, depth, columns]:
+/// each NR-column panel transposed into [KC, NR] of its own, contiguous, so
+/// that a register block's panel spreads over all of L1's sets (in one
+/// [KC, NB] panel its rows lay NB x 4 bytes apart: a quarter of the sets
+/// for NB = 128). Its steps are scaled by `scale`[k0 : +depth] when there
+/// is a scale (an RMSNorm's weight).
 Value packScaled(OpBuilder &b, Location loc, Value w, Value scale, Value row,
-                 Value k0, int64_t rows, int64_t depth) {
+                 Value k0, int64_t rows, int64_t depth, int64_t columns) {
   LinalgBuilder lb(b, loc);
   Value tile = slice2D(b, loc, w, row, k0, b.getIndexAttr(rows),
                        b.getIndexAttr(depth));
-  if (!scale)
-    return lb.tileF32(tile, /*transpose=*/true);
-  OpFoldResult one = b.getIndexAttr(1);
-  Value scaleTile = tensor::ExtractSliceOp::create(
-      b, loc, scale, ArrayRef<OpFoldResult>{k0},
-      ArrayRef<OpFoldResult>{b.getIndexAttr(depth)}, ArrayRef<OpFoldResult>{one});
+  int64_t panels = rows / columns;
+  Value strips = tensor::ExpandShapeOp::create(
+      b, loc,
+      RankedTensorType::get({panels, columns, depth},
+                            getElementTypeOrSelf(w.getType())),
+      tile, SmallVector<ReassociationIndices>{{0, 1}, {2}});
+  // Loops (panel, step, column).
+  SmallVector<Value> inputs{strips};
+  SmallVector<AffineMap> maps{lb.map(3, {0, 2, 1})};
+  if (scale) {
+    OpFoldResult one = b.getIndexAttr(1);
+    inputs.push_back(tensor::ExtractSliceOp::create(
+        b, loc, scale, ArrayRef<OpFoldResult>{k0},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(depth)},
+        ArrayRef<OpFoldResult>{one}));
+    maps.push_back(lb.map(3, {1}));
+  }
   return lb.generic(
-      {tile, scaleTile}, {lb.map(2, {1, 0}), lb.map(2, {0})},
-      lb.empty({b.getIndexAttr(depth), b.getIndexAttr(rows)}, lb.f32()),
-      lb.map(2, {0, 1}), {Iter::parallel, Iter::parallel},
+      inputs, maps,
+      lb.empty({b.getIndexAttr(panels), b.getIndexAttr(depth),
+                b.getIndexAttr(columns)},
+               lb.f32()),
+      lb.map(3, {0, 1, 2}), {Iter::parallel, Iter::parallel, Iter::parallel},
       [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-        return arith::MulFOp::create(nb, nl,
-                                     LinalgBuilder::toF32(nb, nl, args[0]),
-                                     LinalgBuilder::toF32(nb, nl, args[1]));
+        Value value = LinalgBuilder::toF32(nb, nl, args[0]);
+        if (args.size() == 3)
+          value = arith::MulFOp::create(nb, nl, value,
+                                        LinalgBuilder::toF32(nb, nl, args[1]));
+        return value;
       });
 }
 
@@ -345,11 +374,11 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
         assert((!pairs || (!scale && !transform &&
                            getElementTypeOrSelf(a.getType()).isBF16())) &&
                "pairs read rows rounded before the column loop");
-        Value packed = pairs
-                           ? packBF16Pairs(b, l, w, nBlock, k0, blocking.block,
-                                           panelDepth, /*asBF16=*/amxTiles)
-                           : packScaled(b, l, w, scale, nBlock, k0,
-                                        blocking.block, panelDepth);
+        Value packed =
+            pairs ? packBF16Pairs(b, l, w, nBlock, k0, blocking.block,
+                                  panelDepth, /*asBF16=*/amxTiles)
+                  : packScaled(b, l, w, scale, nBlock, k0, blocking.block,
+                               panelDepth, blocking.columns);
         // The rows the blocks read, and their first step.
         Value rows = a, rowStep = k0;
         if (transform) {
@@ -370,7 +399,7 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
             if (prefetches)
               hook = prefetchShare;
             return rowsAcrossPanels(cb, cl, rows, packed, y, rowStep, begin,
-                                    end, blockRows, blocking.columns, hook);
+                                    end, blockRows, hook);
           }
           return scf::ForOp::create(
                      cb, cl, index(cb, cl, 0), index(cb, cl, blocking.block),
@@ -443,7 +472,7 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
               arith::SelectOp::create(b, l, padded, fullRows, rowsValue);
           y = overPanels(b, l, y, fullRows, single, 1, /*prefetches=*/false);
           y = paddedRowBlock(b, l, rows, packed, y, rowStep, single, rowsValue,
-                             blocking.rows, blocking.columns);
+                             blocking.rows);
         }
         scf::YieldOp::create(b, l, y);
       });

@@ -19,7 +19,8 @@
 // A projection over a run-time number of rows: fewer rows than a register
 // block (a decode step) stream the weights (next case); otherwise threads
 // over blocks of 128 output columns, Kᵀ panels of 256 steps packed once per
-// block, chunks of up to 128 rows that pass every [256, 32] panel in turn
+// block (as 4 contiguous [256, 32] panels, one per 32 columns), chunks of
+// up to 128 rows that pass every [256, 32] panel in turn
 // in 8 x 32 register blocks of static shape, then the remaining rows: 4 or
 // more as one more register block of rows padded with zeros (copied per
 // panel), into a scratch holding their rows of the output block, of which
@@ -55,13 +56,15 @@
 // CHECK:     %[[NEXTROW:.+]] = arith.select %[[SAME]], %[[N0]], %[[NEXTBLOCK]]
 // CHECK:     %[[NEXTK:.+]] = arith.select %[[SAME]], %[[STEP]], %c0
 // CHECK:     %[[WSLICE:.+]] = tensor.extract_slice %[[W]][%[[N0]], %[[K0]]] [128, 256]
-// CHECK:     %[[PACKED:.+]] = linalg.generic {{.+}} ins(%[[WSLICE]] : tensor<128x256xf32>) outs(%{{.+}} : tensor<256x128xf32>)
+// CHECK:     %[[STRIPS:.+]] = tensor.expand_shape %[[WSLICE]] {{\[\[}}0, 1], [2]] output_shape [4, 32, 256]
+// CHECK:     %[[PACKED:.+]] = linalg.generic {{.+}} ins(%[[STRIPS]] : tensor<4x32x256xf32>) outs(%{{.+}} : tensor<4x256x32xf32>)
 // CHECK:     %[[CHUNKS:.+]] = scf.for %[[C0:.+]] = %c0 to %[[FULL]] step %c128
 // CHECK:       %[[CHUNK_AFTER:.+]] = arith.addi %[[C0]], %c128
 // CHECK:       %[[CHUNK_END:.+]] = arith.minsi %[[CHUNK_AFTER]], %[[FULL]]
 // CHECK:       scf.for %[[M0:.+]] = %[[C0]] to %[[CHUNK_END]] step %c8
 // CHECK:         %[[A:.+]] = tensor.extract_slice %[[ROWS]][%[[M0]], %[[K0]]] [8, 256]
-// CHECK:         scf.for %[[N1:.+]] = %c0 to %c128 step %c32
+// CHECK:         scf.for %[[P:.+]] = %c0 to %c4 step %c1
+// CHECK:           %[[N1:.+]] = arith.muli %[[P]], %c32
 // CHECK:           %[[BLOCK:.+]] = arith.divui %[[M0]], %c8
 // CHECK:           %[[OFFSET:.+]] = arith.muli %[[BLOCK]], %[[SHARE]]
 // CHECK:           %[[FIRST:.+]] = arith.addi %[[N1]], %[[OFFSET]]
@@ -74,12 +77,12 @@
 // CHECK-COUNT-3:     memref.prefetch %[[WBUF]][%[[WROW]], %{{.+}}], read, locality<2>, data
 // CHECK-NOT:         memref.prefetch
 // CHECK:           %[[A0:.+]] = tensor.extract_slice %[[A]][0, 0] [8, 64]
-// CHECK:           %[[PANEL0:.+]] = tensor.extract_slice %[[PACKED]][0, %[[N1]]] [64, 32]
+// CHECK:           %[[PANEL0:.+]] = tensor.extract_slice %[[PACKED]][%[[P]], 0, 0] [1, 64, 32] [1, 1, 1] : tensor<4x256x32xf32> to tensor<64x32xf32>
 // CHECK:           %[[PART0:.+]] = linalg.matmul ins(%[[A0]], %[[PANEL0]] : tensor<8x64xf32>, tensor<64x32xf32>) outs(%{{.+}} : tensor<8x32xf32>)
 // CHECK:           scf.for
 // CHECK-COUNT-4:     memref.prefetch %[[WBUF]]
 // CHECK:           %[[A1:.+]] = tensor.extract_slice %[[A]][0, 64] [8, 64]
-// CHECK:           %[[PANEL1:.+]] = tensor.extract_slice %[[PACKED]][64, %[[N1]]] [64, 32]
+// CHECK:           %[[PANEL1:.+]] = tensor.extract_slice %[[PACKED]][%[[P]], 64, 0] [1, 64, 32]
 // CHECK:           %[[PART1:.+]] = linalg.matmul ins(%[[A1]], %[[PANEL1]] : tensor<8x64xf32>, tensor<64x32xf32>) outs(%[[PART0]] : tensor<8x32xf32>)
 // CHECK:           scf.for
 // CHECK-COUNT-4:     memref.prefetch %[[WBUF]]
@@ -87,7 +90,7 @@
 // CHECK:           scf.for
 // CHECK-COUNT-4:     memref.prefetch %[[WBUF]]
 // CHECK:           %[[A3:.+]] = tensor.extract_slice %[[A]][0, 192] [8, 64]
-// CHECK:           %[[PANEL3:.+]] = tensor.extract_slice %[[PACKED]][192, %[[N1]]] [64, 32]
+// CHECK:           %[[PANEL3:.+]] = tensor.extract_slice %[[PACKED]][%[[P]], 192, 0] [1, 64, 32]
 // CHECK:           linalg.matmul ins(%[[A3]], %[[PANEL3]] : tensor<8x64xf32>, tensor<64x32xf32>) outs(%[[PART2]] : tensor<8x32xf32>)
 // CHECK-NOT:       memref.prefetch
 // CHECK:     %[[LEFT_ROWS:.+]] = arith.subi %[[M]], %[[FULL]]
@@ -100,8 +103,8 @@
 // CHECK:       %[[LAST:.+]] = tensor.extract_slice %[[ROWS]][%[[M1]], %[[K0]]] [%[[LEFT]], 256]
 // CHECK:       %[[PADDED:.+]] = tensor.insert_slice %[[LAST]] into %{{.+}}[0, 0] [%[[LEFT]], 256] [1, 1] : tensor<?x256xf32> into tensor<8x256xf32>
 // CHECK:       %[[SCRATCH:.+]] = tensor.insert_slice %{{.+}} into %{{.+}}[0, 0] [%[[LEFT]], 128] [1, 1] : tensor<?x128xf32> into tensor<8x128xf32>
-// CHECK:       %[[SUMS:.+]] = scf.for %[[N1:.+]] = %c0 to %c128 step %c32 iter_args(%{{.+}} = %[[SCRATCH]])
-// CHECK:         %[[PANEL:.+]] = tensor.extract_slice %[[PACKED]][0, %[[N1]]] [256, 32]
+// CHECK:       %[[SUMS:.+]] = scf.for %[[Q:.+]] = %c0 to %c4 step %c1 iter_args(%{{.+}} = %[[SCRATCH]])
+// CHECK:         %[[PANEL:.+]] = tensor.extract_slice %[[PACKED]][%[[Q]], 0, 0] [1, 256, 32]
 // CHECK:         linalg.matmul ins(%[[PADDED]], %[[PANEL]] : tensor<8x256xf32>, tensor<256x32xf32>) outs(%{{.+}} : tensor<8x32xf32>)
 // CHECK:       tensor.extract_slice %[[SUMS]][0, 0] [%[[LEFT]], 128]
 // CHECK:   scf.forall.in_parallel
@@ -186,7 +189,7 @@ func.func @few_rows_stream_weights(%x: tensor<?x256xf32>, %w: tensor<512x256xf32
 // bf16 weights are widened to f32 as they are packed, and bf16 rows of the
 // input as each register block reads them.
 // CHECK-LABEL: func.func @bf16_weights
-// CHECK: linalg.generic {{.+}} ins(%{{.+}} : tensor<96x64xbf16>) outs(%{{.+}} : tensor<64x96xf32>)
+// CHECK: linalg.generic {{.+}} ins(%{{.+}} : tensor<3x32x64xbf16>) outs(%{{.+}} : tensor<3x64x32xf32>)
 // CHECK:   arith.extf
 // CHECK: linalg.generic {{.+}} ins(%{{.+}} : tensor<8x64xbf16>) outs(%{{.+}} : tensor<8x64xf32>)
 // CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x64xf32>, tensor<64x32xf32>)
@@ -242,9 +245,11 @@ func.func @bf16_weights(%x: tensor<?x64xbf16>, %w: tensor<96x64xbf16>) -> tensor
 
 // -----
 
-// N = 48 takes one-vector (16-column) register blocks.
+// N = 48 takes one-vector (16-column) register blocks, its weights packed
+// as 3 panels of 16 columns.
 // CHECK-LABEL: func.func @one_vector_columns
-// CHECK: scf.for %{{.+}} = %c0 to %c48 step %c16
+// CHECK: linalg.generic {{.+}} ins(%{{.+}} : tensor<3x16x64xf32>) outs(%{{.+}} : tensor<3x64x16xf32>)
+// CHECK: scf.for %{{.+}} = %c0 to %c3 step %c1
 // CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<8x64xf32>, tensor<64x16xf32>)
 func.func @one_vector_columns(%x: tensor<?x64xf32>, %w: tensor<48x64xf32>) -> tensor<?x48xf32> {
   %y = tfm.linear %x, %w : (tensor<?x64xf32>, tensor<48x64xf32>) -> tensor<?x48xf32>
@@ -415,7 +420,7 @@ func.func @bias_then_residual_epilogue(%x: tensor<?x64xf32>, %w: tensor<64x64xf3
 // CHECK:     default {
 // CHECK:       tensor.extract_slice %[[SCALED]]{{.+}} [1, 64]
 // CHECK: } else {
-// CHECK:   linalg.generic {{.+}} ins(%{{.+}}, %[[G]] : tensor<64x64xf32>, tensor<64xf32>) outs(%{{.+}} : tensor<64x64xf32>)
+// CHECK:   linalg.generic {{.+}} ins(%{{.+}}, %[[G]] : tensor<2x32x64xf32>, tensor<64xf32>) outs(%{{.+}} : tensor<2x64x32xf32>)
 // CHECK:     arith.mulf
 // CHECK:   linalg.matmul
 #rows = affine_map<(m, n, k) -> (m, k)>

@@ -152,6 +152,29 @@ func.func @transpose(%k: tensor<64x128xf32>) -> tensor<128x64xf32> {
 
 // -----
 
+// Packing weights into contiguous [KC, NR] panels (tfm-cpu-tile-projections):
+// the same 16x16 blocks, one panel after the other.
+// CHECK-LABEL: func.func @transpose_panels
+// CHECK:       scf.for %[[P:.+]] = %c0 to %c4 step %c1
+// CHECK:         scf.for %[[C:.+]] = %c0 to %c32 step %c16
+// CHECK:           scf.for %[[K:.+]] = %c0 to %c256 step %c16
+// CHECK:             %[[BLOCK:.+]] = vector.transfer_read %{{.+}}[%[[P]], %[[C]], %[[K]]]{{.+}} permutation_map = {{.+}} : tensor<4x32x256xf32>, vector<1x16x16xf32>
+// CHECK:             vector.transfer_write %[[BLOCK]], %{{.+}}[%[[P]], %[[K]], %[[C]]]
+#strips = affine_map<(d0, d1, d2) -> (d0, d2, d1)>
+#panels = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @transpose_panels(%w: tensor<4x32x256xf32>) -> tensor<4x256x32xf32> {
+  %init = tensor.empty() : tensor<4x256x32xf32>
+  %0 = linalg.generic {indexing_maps = [#strips, #panels],
+                       iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%w : tensor<4x32x256xf32>) outs(%init : tensor<4x256x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<4x256x32xf32>
+  return %0 : tensor<4x256x32xf32>
+}
+
+// -----
+
 // Elementwise ops and row reductions: the innermost loop in blocks of up to
 // four vectors, one row at a time.
 // CHECK-LABEL: func.func @exp_and_row_max
