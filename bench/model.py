@@ -28,6 +28,9 @@ from tfm import compiler, runtime
 BENCH = pathlib.Path(__file__).resolve().parent
 # max-norm relative error of tfm's logits against PyTorch's
 TOLERANCE = {"f32": 1e-4, "bf16": 3e-2}
+# Timed calls last at least this long: a few calls of a short forward (the
+# example's 4 ms) read up to 2.5x its time right after the large models.
+MIN_SECONDS = 1.0
 
 # The model of issue 14: LLaMA-style, GQA 32/4, SwiGLU, tied to nothing.
 FULL = {"vocab_size": 32000, "d_model": 2048, "num_layers": 2, "num_heads": 32,
@@ -167,15 +170,16 @@ def worker(impl, directory, logits, length, reps, dtype):
     base = status_kib("VmRSS")  # weights, token ids and (tfm) the logits
     result = call()  # warm-up
     seconds = []
-    for _ in range(reps):
+    deadline = time.perf_counter() + MIN_SECONDS
+    while len(seconds) < reps or time.perf_counter() < deadline:
         start = time.perf_counter()
         call()
         seconds.append(time.perf_counter() - start)
     extra = status_kib("VmHWM") - base
     # Widened to f32 outside the timed calls and the RSS peak.
     np.save(directory / f"logits-{impl}.npy", to_f32(result))
-    print(f"model seconds={np.median(seconds):.6f} reps={reps} kernels={kernels} "
-          f"rss_extra_kib={extra}")
+    print(f"model seconds={np.median(seconds):.6f} reps={len(seconds)} "
+          f"kernels={kernels} rss_extra_kib={extra}")
 
 
 def library_name(impl, logits, dtype):
@@ -197,7 +201,8 @@ def interleaved(impls, directory, logits, ids, positions, weights, reps, dtype):
                       positions, weights, dtype) for impl in impls]
     results = [call() for call in calls]  # warm-up
     seconds = [[] for _ in calls]
-    for _ in range(reps):
+    deadline = time.perf_counter() + MIN_SECONDS
+    while len(seconds[0]) < reps or time.perf_counter() < deadline:
         for call, times in zip(calls, seconds):
             start = time.perf_counter()
             call()
@@ -205,7 +210,7 @@ def interleaved(impls, directory, logits, ids, positions, weights, reps, dtype):
     to_f32 = runtime.from_bf16 if dtype == "bf16" else (lambda a: a)
     for impl, result, times in zip(impls, results, seconds):
         np.save(directory / f"logits-{impl}.npy", to_f32(result))
-        print(f"model impl={impl} seconds={np.median(times):.6f} reps={reps} "
+        print(f"model impl={impl} seconds={np.median(times):.6f} reps={len(times)} "
               f"kernels=- rss_extra_kib=-")
 
 
@@ -262,7 +267,8 @@ def main():
                         help="leave out the bundled example (examples/tiny_llama.json)")
     parser.add_argument("--dtype", default="f32", choices=["f32", "bf16"],
                         help="weights and activations of both implementations")
-    parser.add_argument("--reps", type=int, help="timed calls (default 3, --quick 1)")
+    parser.add_argument("--reps", type=int, help="timed calls at least, and at least 1 s of them "
+                        "(default 3, --quick 1)")
     parser.add_argument("--threads", type=int,
                         default=int(os.environ.get("BENCH_THREADS", os.cpu_count())),
                         help="threads (default $BENCH_THREADS, else the cpus)")
