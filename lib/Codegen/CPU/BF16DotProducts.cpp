@@ -369,11 +369,7 @@ Value preparedRows(OpBuilder &b, Location l, Value a, Value scale,
   SmallVector<Value> inputs{tile};
   SmallVector<AffineMap> maps{lb.map(2, {0, 1})};
   if (scale) {
-    OpFoldResult one = b.getIndexAttr(1);
-    inputs.push_back(tensor::ExtractSliceOp::create(
-        b, l, scale, ArrayRef<OpFoldResult>{k0},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(depth)},
-        ArrayRef<OpFoldResult>{one}));
+    inputs.push_back(scaleSteps(b, l, scale, k0, depth));
     maps.push_back(lb.map(2, {1}));
   }
   return lb.elementwise(

@@ -59,6 +59,16 @@ inline Value slice2D(OpBuilder &b, Location loc, Value source, OpFoldResult row,
                                         {rows, cols}, {one, one});
 }
 
+/// scale[k0 : +depth]: the steps of a column scale (an RMSNorm's weight)
+/// that a panel of `depth` steps from k0 reads.
+inline Value scaleSteps(OpBuilder &b, Location loc, Value scale,
+                        OpFoldResult k0, int64_t depth) {
+  return tensor::ExtractSliceOp::create(
+      b, loc, scale, ArrayRef<OpFoldResult>{k0},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(depth)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+}
+
 /// `tile` [rows, cols] inserted at (row, col) of `dest`: the sizes must be
 /// the very values its slice was extracted with, so that bufferization sees
 /// the pair as an in-place update.

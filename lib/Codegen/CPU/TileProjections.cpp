@@ -217,11 +217,7 @@ Value packScaled(OpBuilder &b, Location loc, Value w, Value scale, Value row,
   SmallVector<Value> inputs{strips};
   SmallVector<AffineMap> maps{lb.map(3, {0, 2, 1})};
   if (scale) {
-    OpFoldResult one = b.getIndexAttr(1);
-    inputs.push_back(tensor::ExtractSliceOp::create(
-        b, loc, scale, ArrayRef<OpFoldResult>{k0},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(depth)},
-        ArrayRef<OpFoldResult>{one}));
+    inputs.push_back(scaleSteps(b, loc, scale, k0, depth));
     maps.push_back(lb.map(3, {1}));
   }
   return lb.generic(
