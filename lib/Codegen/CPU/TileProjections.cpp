@@ -207,6 +207,7 @@ Value packScaled(OpBuilder &b, Location loc, Value w, Value scale, Value row,
   LinalgBuilder lb(b, loc);
   Value tile = slice2D(b, loc, w, row, k0, b.getIndexAttr(rows),
                        b.getIndexAttr(depth));
+  assert(rows % columns == 0 && "a column block holds whole NR-column panels");
   int64_t panels = rows / columns;
   Value strips = tensor::ExpandShapeOp::create(
       b, loc,
