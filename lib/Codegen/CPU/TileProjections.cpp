@@ -1118,12 +1118,20 @@ void tileProjectionGroups(RewriterBase &rewriter,
   };
   // The streamed forms read the rows prepared once per call: in bf16 for
   // dot products, in f32 for multiply-add blocks, where the map has them.
-  auto streamedWith = [lanes, bf16Dot](
+  // The streamed form of a column block of `block` weight rows of `w`:
+  // bf16 dot products, f32 multiply-add blocks, or one row at a time.
+  enum class Streamed { Dot, FMA, Rows };
+  auto streamedForm = [lanes, bf16Dot](Value w, int64_t block) {
+    if (bf16Dot && canStreamBF16Dot(w, block))
+      return Streamed::Dot;
+    return canStreamFMA(w, block, lanes) ? Streamed::FMA : Streamed::Rows;
+  };
+  auto streamedWith = [lanes, streamedForm](
                           const llvm::DenseMap<Operation *, Value> &asBF16,
                           const llvm::DenseMap<Operation *, Value> &asF32) {
-    return [lanes, bf16Dot, &asBF16, &asF32](OpBuilder &b, Location l, Value a,
-                                             linalg::GenericOp projection,
-                                             Value init, Value nBlock) {
+    return [lanes, streamedForm, &asBF16,
+            &asF32](OpBuilder &b, Location l, Value a,
+                    linalg::GenericOp projection, Value init, Value nBlock) {
       Value w = projection.getDpsInputs()[1];
       int64_t block = cast<RankedTensorType>(init.getType()).getDimSize(1);
       Value scale = columnScaleOf(projection);
@@ -1138,12 +1146,16 @@ void tileProjectionGroups(RewriterBase &rewriter,
         (void)element;
         return rows ? rows : a;
       };
-      if (bf16Dot && canStreamBF16Dot(w, block))
+      switch (streamedForm(w, block)) {
+      case Streamed::Dot:
         return streamedDotColumnBlock(b, l, preparedIn(asBF16, b.getBF16Type()),
                                       w, init, nBlock);
-      if (canStreamFMA(w, block, lanes))
+      case Streamed::FMA:
         return streamedFMAColumnBlock(b, l, preparedIn(asF32, b.getF32Type()),
                                       w, init, nBlock, lanes);
+      case Streamed::Rows:
+        break;
+      }
       return streamedColumnBlock(b, l, a, w, scale, transform, init, nBlock,
                                  lanes,
                                  arith::ConstantIndexOp::create(b, l, 0));
@@ -1168,14 +1180,14 @@ void tileProjectionGroups(RewriterBase &rewriter,
   // more rows: reading them in place beats packing them into pairs up to
   // kDotStreamRows rows; on AMX tiles packing pays from 16 rows on, and
   // tiles that read the weights in place from kInPlaceAMXMinRows.
+  auto allStream = [&](Streamed form) {
+    return allWeights(
+        [&](Value w) { return streamedForm(w, streamBlock) == form; });
+  };
   int64_t streamRows = main.rows;
-  if (bf16Dot &&
-      allWeights([&](Value w) { return canStreamBF16Dot(w, streamBlock); }))
+  if (allStream(Streamed::Dot))
     streamRows = std::max(streamRows, amx ? kAMXTileRows : kDotStreamRows);
-  else if (allWeights([&](Value w) {
-             return !(bf16Dot && canStreamBF16Dot(w, streamBlock)) &&
-                    canStreamFMA(w, streamBlock, lanes);
-           }))
+  else if (allStream(Streamed::FMA))
     streamRows = std::max(streamRows, kFMAStreamRows);
   // bf16 weights on AMX tiles whose whole 32-column blocks cover N.
   bool inPlaceAMX =
@@ -1191,22 +1203,18 @@ void tileProjectionGroups(RewriterBase &rewriter,
   auto branch = scf::IfOp::create(
       rewriter, loc, fewRows,
       [&](OpBuilder &b, Location l) {
-        // Whether a column block of the projection streams through dot
-        // products (`dot`) or f32 multiply-adds (`!dot`).
-        auto streamsWith = [&](bool dot) {
-          return [&, dot](linalg::GenericOp projection) {
+        // Whether a column block of the projection streams as `form`.
+        auto streamsAs = [&](Streamed form) {
+          return [&, form](linalg::GenericOp projection) {
             Value w = projection.getDpsInputs()[1];
-            auto streams = [&](int64_t block) {
-              bool dots = bf16Dot && canStreamBF16Dot(w, block);
-              return dot ? dots : !dots && canStreamFMA(w, block, lanes);
-            };
-            return streams(streamBlock) || (tail && streams(tailBlock));
+            return streamedForm(w, streamBlock) == form ||
+                   (tail && streamedForm(w, tailBlock) == form);
           };
         };
         llvm::DenseMap<Operation *, Value> asBF16 =
-            prepareOnce(b, l, streamsWith(true), b.getBF16Type());
+            prepareOnce(b, l, streamsAs(Streamed::Dot), b.getBF16Type());
         llvm::DenseMap<Operation *, Value> asF32 =
-            prepareOnce(b, l, streamsWith(false), b.getF32Type());
+            prepareOnce(b, l, streamsAs(Streamed::FMA), b.getF32Type());
         auto streamed = streamedWith(asBF16, asF32);
         loops(b, l, streamBlock, tailBlock, streamed, streamed);
       },
