@@ -343,6 +343,52 @@ func.func @swiglu_gate_up_epilogue(%x: tensor<?x?x64xf32>, %g: tensor<256x64xf32
 
 // -----
 
+// GeGLU pairs gate and up the same way, gelu(gate) · up (the erf form) in
+// the epilogue of each pair of column blocks.
+// CHECK-LABEL: func.func @geglu_gate_up_epilogue
+// CHECK-SAME: (%[[X:.+]]: tensor<?x?x64xf32>, %[[G:.+]]: tensor<256x64xf32>, %[[U:.+]]: tensor<256x64xf32>, %[[D:.+]]: tensor<64x256xf32>)
+// CHECK: %[[HIDDEN:.+]] = bufferization.alloc_tensor(%{{.+}}) : tensor<?x256xf32>
+// CHECK: } else {
+// CHECK: scf.forall (%[[J:.+]]) in (2) shared_outs(%[[SHARED:.+]] = %[[HIDDEN]])
+// CHECK:   tensor.extract_slice %[[G]][%{{.+}}, 0] [128, 64]
+// CHECK:   tensor.extract_slice %[[U]][%{{.+}}, 0] [128, 64]
+// CHECK:   %[[ACT:.+]] = linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<?x128xf32>, tensor<?x128xf32>) outs(%{{.+}} : tensor<?x128xf32>)
+// CHECK:     math.erf
+// CHECK:   tensor.parallel_insert_slice %[[ACT]] into %[[SHARED]]
+// NOFUSE-LABEL: func.func @geglu_gate_up_epilogue
+// NOFUSE: linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<?x?x256xf32>, tensor<?x?x256xf32>)
+// NOFUSE:   math.erf
+func.func @geglu_gate_up_epilogue(%x: tensor<?x?x64xf32>, %g: tensor<256x64xf32>, %u: tensor<256x64xf32>, %d: tensor<64x256xf32>) -> tensor<?x?x64xf32> {
+  %y = tfm.ffn geglu %x gate(%g) up(%u) down(%d) : (tensor<?x?x64xf32>, tensor<256x64xf32>, tensor<256x64xf32>, tensor<64x256xf32>) -> tensor<?x?x64xf32>
+  return %y : tensor<?x?x64xf32>
+}
+
+// -----
+
+// A plain FFN: up's bias and the activation in the epilogue of up's column
+// blocks (no [M, d_ff] tensor before the activation), down's bias in
+// down's.
+// CHECK-LABEL: func.func @gelu_bias_epilogue
+// CHECK-SAME: (%[[X:.+]]: tensor<?x?x64xf32>, %[[U:.+]]: tensor<256x64xf32>, %[[BU:.+]]: tensor<256xf32>, %[[D:.+]]: tensor<64x256xf32>, %[[BD:.+]]: tensor<64xf32>)
+// CHECK: } else {
+// CHECK: scf.forall (%[[J:.+]]) in (2) shared_outs(%[[SHARED:.+]] = %{{.+}}) -> (tensor<?x256xf32>)
+// CHECK:   %[[BIAS:.+]] = tensor.extract_slice %[[BU]][%{{.+}}] [128] [1]
+// CHECK:   %[[ACT:.+]] = linalg.generic {{.+}} ins(%{{.+}}, %[[BIAS]] : tensor<?x128xf32>, tensor<128xf32>) outs(%{{.+}} : tensor<?x128xf32>)
+// CHECK:     arith.addf
+// CHECK:     math.erf
+// CHECK:   tensor.parallel_insert_slice %[[ACT]] into %[[SHARED]]
+// CHECK: } else {
+// CHECK: linalg.generic {{.+}} ins(%{{.+}}, %[[BD]] : tensor<?x64xf32>, tensor<64xf32>)
+// NOFUSE-LABEL: func.func @gelu_bias_epilogue
+// NOFUSE: linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<?x?x256xf32>, tensor<256xf32>)
+// NOFUSE:   math.erf
+func.func @gelu_bias_epilogue(%x: tensor<?x?x64xf32>, %u: tensor<256x64xf32>, %bu: tensor<256xf32>, %d: tensor<64x256xf32>, %bd: tensor<64xf32>) -> tensor<?x?x64xf32> {
+  %y = tfm.ffn gelu %x up(%u, %bu) down(%d, %bd) : (tensor<?x?x64xf32>, tensor<256x64xf32>, tensor<256xf32>, tensor<64x256xf32>, tensor<64xf32>) -> tensor<?x?x64xf32>
+  return %y : tensor<?x?x64xf32>
+}
+
+// -----
+
 // A residual added to a projection: the add is computed on each column
 // block of the projection, into a buffer of its own (its init is not read,
 // so it does not write into the residual).
