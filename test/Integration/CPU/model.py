@@ -4,9 +4,10 @@
 # runtime (manifest-checked inputs, outputs sized from the manifest), against
 # the float64 reference language model: a 2-layer LLaMA-style model with tied
 # embeddings, a Mistral-style sliding-window GQA model, a GPT-2-style model
-# (learned positions, LayerNorm, gelu_tanh, biases), a post-norm model, and
-# a GPT-2 model under GPT-2 checkpoint names. Each library is called at two
-# batch/sequence sizes.
+# (learned positions, LayerNorm, gelu_tanh, biases), a post-norm model, a
+# GPT-2 model under GPT-2 checkpoint names, and a model for each FFN kind
+# those leave out (geglu, gelu, silu). Each library is called at B·S = 5,
+# 51, 7 and (where its positions reach) 129.
 
 import pathlib
 import sys
@@ -44,6 +45,19 @@ MODELS = {
         "vocab_size": 50, "d_model": 40, "num_layers": 1, "num_heads": 4,
         "num_kv_heads": 1, "d_ff": 56, "norm": "layer_norm", "norm_placement": "post",
         "ffn": "relu", "norm_eps": 1e-6},
+    # The FFN kinds the models above leave out: GeGLU with an untied head,
+    # GELU (erf) with biases after LayerNorm, SiLU with one key/value head.
+    "geglu_untied": {
+        "vocab_size": 53, "d_model": 64, "num_layers": 1, "num_heads": 4,
+        "num_kv_heads": 2, "d_ff": 200, "ffn": "geglu",
+        "positions": {"kind": "rope", "theta": 10000.0, "style": "half"}},
+    "gelu_layer_norm": {
+        "vocab_size": 59, "d_model": 48, "num_layers": 1, "num_heads": 4,
+        "d_ff": 100, "norm": "layer_norm", "ffn": "gelu", "mlp_bias": True,
+        "positions": {"kind": "rope", "theta": 10000.0, "style": "interleaved"}},
+    "silu_mqa": {
+        "vocab_size": 47, "d_model": 32, "num_layers": 1, "num_heads": 4,
+        "num_kv_heads": 1, "d_ff": 72, "ffn": "silu", "tie_embeddings": True},
 }
 
 failures = 0
@@ -57,7 +71,12 @@ for name, config in MODELS.items():
         scale = 1.0 if is_norm else 0.3
         base = 1.0 if scale == 1.0 and spec["name"].endswith("weight") else 0.0
         params[spec["name"]] = (base + scale * rng.standard_normal(spec["shape"])).astype(np.float32)
-    for batch, length in [(1, 5), (3, 17)]:
+    # M = B·S of 5, 51, 7 and (where the positions reach) 129: streamed
+    # weights, packed ones, and 8-row blocks with rows left.
+    sizes = [(1, 5), (3, 17), (1, 7)]
+    if config.get("positions", {}).get("max_positions", 129) >= 129:
+        sizes.append((1, 129))
+    for batch, length in sizes:
         ids = rng.integers(0, config["vocab_size"], (batch, length)).astype(np.int32)
         positions = np.tile(np.arange(length, dtype=np.int32), (batch, 1))
         logits = forward(ids, positions, *params.values())
@@ -88,10 +107,14 @@ print(f"{'PASS' if error <= 1e-5 else 'FAIL'} mistral_window on x86-64-v3: "
 # in f32; within 1e-2 of the float64 reference on the rounded weights. Every
 # op rounds its output to the 16-bit type (as PyTorch does), so the error
 # grows with depth: bf16 (8-bit mantissa) is tested on one layer, f16 on two.
-for dtype, layers in [("bf16", 1), ("f16", 2)]:
-    config = dict(MODELS["llama_tied"], dtype=dtype, num_layers=layers)
+# LLaMA-style (RMSNorm, SwiGLU, RoPE), GPT-2-style (LayerNorm with biases,
+# learned positions, gelu_tanh) and post-norm (ReLU, MQA) models.
+for name, dtype, layers in [("llama_tied", "bf16", 1), ("llama_tied", "f16", 2),
+                            ("gpt2_like", "bf16", 1), ("gpt2_like", "f16", 1),
+                            ("post_norm_relu", "f16", 1)]:
+    config = dict(MODELS[name], dtype=dtype, num_layers=layers)
     forward = runtime.Library(compiler.compile_model(
-        config, workdir / f"llama_{dtype}.so"))["forward"]
+        config, workdir / f"{name}_{dtype}.so"))["forward"]
     params, device = {}, []
     for spec in forward.inputs[2:]:
         # Fan-in scaled, as trained weights are: no layer amplifies the
@@ -109,7 +132,7 @@ for dtype, layers in [("bf16", 1), ("f16", 2)]:
     # 2 x 9 rows: a 16-row block and rows left; 1 x 45 (bf16): a 32-row
     # block, an 8-row block and single rows (on AMX tiles where the CPU has
     # them), all reading the normed rows rounded once per projection.
-    shapes = [(2, 9)] + ([(1, 45)] if dtype == "bf16" else [])
+    shapes = [(2, 9)] + ([(1, 45)] if dtype == "bf16" and name == "llama_tied" else [])
     for batch, length in shapes:
         ids = rng.integers(0, config["vocab_size"], (batch, length)).astype(np.int32)
         positions = np.tile(np.arange(length, dtype=np.int32), (batch, 1))
@@ -119,7 +142,7 @@ for dtype, layers in [("bf16", 1), ("f16", 2)]:
         error = np.abs(actual - expected).max() / np.abs(expected).max()
         ok = error <= 1e-2
         failures += not ok
-        print(f"{'PASS' if ok else 'FAIL'} llama_tied {dtype} {batch}x{length}: "
+        print(f"{'PASS' if ok else 'FAIL'} {name} {dtype} {batch}x{length}: "
               f"error {error:.2e} (tolerance 1e-02)")
 
 # "logits": "last": the last position's logits only, [B, 1, vocab]; the LM

@@ -11,7 +11,7 @@
 # steps each, the next panel's prefetches between them), N of one block or
 # several (96, 160, 320, 512), N that whole register blocks do not cover (101, 1000, 29: a
 # narrower last block; 8: only that), K that no vector divides (37: the
-# plain contraction), f32 and bf16 weights and inputs, with and without
+# plain contraction), f32, bf16 and f16 weights and inputs, with and without
 # bias; bf16 decode rows through AVX-512 BF16 dot products; FFNs and residuals whose epilogues run on the column blocks; q, k and v in one loop;
 # q and k rotated (RoPE) on their column blocks; LayerNorm'd rows normalized
 # as the projections read them; for AVX-512 and for AVX2 (8-lane vectors).
@@ -84,6 +84,20 @@ for k, n in [(256, 320), (80, 96), (256, 101), (96, 160)]:
                   [(x, "bf16"), (w, "bf16")],
                   reference.linear(rounded(x, "bf16"), rounded(w, "bf16")), "bf16",
                   entry=name)
+# f16 inputs and weights: widened to f32 as they are packed (M = 130) or
+# streamed (M = 1, 7), on every CPU (docs/DESIGN.md, Numerics decisions).
+k, n = 256, 101
+w = rng.standard_normal((n, k)) / np.sqrt(k)
+for i, rows in enumerate([1, 7, 130]):
+    x = rng.standard_normal((1, rows, k)) * 3.0
+    suite.add(f"linear_f16_m{rows}", None if i else (
+                  f"func.func @linear_f16(%x: {tensor((None, None, k), 'f16')}, "
+                  f"%w: {tensor((n, k), 'f16')}) -> {tensor((None, None, n), 'f16')} {{\n"
+                  f"  %r = tfm.linear %x, %w : ({tensor((None, None, k), 'f16')}, "
+                  f"{tensor((n, k), 'f16')}) -> {tensor((None, None, n), 'f16')}\n"
+                  f"  return %r : {tensor((None, None, n), 'f16')}\n}}"),
+              [(x, "f16"), (w, "f16")],
+              reference.linear(rounded(x, "f16"), rounded(w, "f16")), "f16", entry="linear_f16")
 # Large magnitudes: the blocked sums keep f32 accuracy.
 x = rng.standard_normal((129, k)) * 1e3
 suite.add_op("linear_large_values_m129", "tfm.linear %a0, %a1",
@@ -132,6 +146,12 @@ suite.add_op("ffn_swiglu_bf16_epilogue_m130", "tfm.ffn swiglu %a0 gate(%a1) up(%
              (None, None, d_model), "bf16", reference.ffn("swiglu", r[0], r[2], r[3], gate=r[1]),
              types=[tensor((None, None, d_model), "bf16"), tensor((d_ff, d_model), "bf16"),
                     tensor((d_ff, d_model), "bf16"), tensor((d_model, d_ff), "bf16")])
+r = [rounded(a, "f16") for a in (x, gate, up, down)]
+suite.add_op("ffn_geglu_f16_epilogue_m130", "tfm.ffn geglu %a0 gate(%a1) up(%a2) down(%a3)",
+             [(x, "f16"), (gate, "f16"), (up, "f16"), (down, "f16")],
+             (None, None, d_model), "f16", reference.ffn("geglu", r[0], r[2], r[3], gate=r[1]),
+             types=[tensor((None, None, d_model), "f16"), tensor((d_ff, d_model), "f16"),
+                    tensor((d_ff, d_model), "f16"), tensor((d_model, d_ff), "f16")])
 # The same with whole 32-column blocks (d_ff = 96) and 45 rows: on AMX, tiles
 # that read the weights in place (one 32-row block), then 13 streamed rows.
 d_ff = 96
@@ -195,12 +215,12 @@ suite.add("rms_norm_projection_bf16_m1", None, [(x, "bf16"), (g, "bf16"), (wq, "
 
 # q, k and v of the same RMSNorm'd rows in one loop over all their column
 # blocks (fuse-siblings): N = 96, 32 and 32 share 32-column blocks, side by
-# side in one buffer; M = 1 and 7 (streamed), 43 and 130 (packed); f32 and
-# bf16.
+# side in one buffer; M = 1 and 7 (streamed), 43 and 130 (packed); f32,
+# bf16 and f16.
 k = 64
 g = 1 + 0.1 * rng.standard_normal(k)
 ws = [rng.standard_normal((n, k)) / np.sqrt(k) for n in (96, 32, 32)]
-for element in ("f32", "bf16"):
+for element in ("f32", "bf16", "f16"):
     name = f"qkv_one_loop_{element}"
     x_type, g_type = tensor((None, None, k), element), tensor((k,), element)
     w_types = [tensor((n, k), element) for n in (96, 32, 32)]
@@ -230,7 +250,8 @@ k = 128
 g = 1 + 0.1 * rng.standard_normal(k)
 rope_cases = [(64, style, element, [(1, 1), (1, 7), (1, 43), (2, 65)])
               for element in ("f32", "bf16") for style in ("half", "interleaved")]
-rope_cases += [(48, "half", "f32", [(1, 1), (3, 43)]),
+rope_cases += [(64, "half", "f16", [(1, 1), (1, 7), (2, 65)]),
+               (48, "half", "f32", [(1, 1), (3, 43)]),
                (40, "interleaved", "f32", [(1, 1), (3, 43)])]
 for head_dim, style, element, sizes in rope_cases:
     widths = (4 * head_dim, 2 * head_dim, 2 * head_dim)
@@ -277,7 +298,8 @@ for head_dim, style, element, sizes in rope_cases:
 # into panels of (80: widened), N with a column tail (101), rows offset by
 # 10 (the mean large against the deviation), f32 and bf16.
 for element, k, n, biased in [("f32", 256, 128, True), ("f32", 96, 101, False),
-                              ("bf16", 256, 128, True), ("bf16", 80, 64, True)]:
+                              ("bf16", 256, 128, True), ("bf16", 80, 64, True),
+                              ("f16", 256, 128, True)]:
     name = f"layer_norm_{k}_to_{n}_{element}{'_biased' if biased else ''}"
     g = 1 + 0.1 * rng.standard_normal(k)
     b = 0.1 * rng.standard_normal(k)
