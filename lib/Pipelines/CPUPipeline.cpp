@@ -79,7 +79,14 @@ void mlir::tfm::buildTfmCPUVectorStage(
   pm.addPass(createTfmCPUDecomposeOnlineAttentionPass());
   if (!options.vectorize)
     return;
-  pm.addNestedPass<func::FuncOp>(createTfmFuseNormProjectionPass());
+  if (options.fuseProjections) {
+    pm.addNestedPass<func::FuncOp>(createTfmFuseNormProjectionPass());
+    pm.addNestedPass<func::FuncOp>(createTfmCPUFuseProjectionEpiloguesPass());
+    pm.addNestedPass<func::FuncOp>(
+        createTfmCPUFuseViewedEpiloguesPass(options.cpuCodegen()));
+    pm.addNestedPass<func::FuncOp>(
+        createTfmCPUFuseSiblingProjectionsPass(options.cpuCodegen()));
+  }
   pm.addNestedPass<func::FuncOp>(
       createTfmCPUTileProjectionsPass(options.cpuCodegen()));
   pm.addNestedPass<func::FuncOp>(createTfmCPUTileRowsPass());

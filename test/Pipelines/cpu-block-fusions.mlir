@@ -1,11 +1,35 @@
-// RUN: tfm-compile %s --emit=mlir --stage=linalg -o - | tfm-opt --pass-pipeline='builtin.module(func.func(tfm-fuse-norm-projection),func.func(tfm-cpu-tile-projections),canonicalize,cse)' | FileCheck %s
+// RUN: tfm-compile %s --emit=mlir --stage=linalg -o - | tfm-opt --pass-pipeline='builtin.module(func.func(tfm-fuse-norm-projection,tfm-cpu-fuse-projection-epilogues,tfm-cpu-fuse-viewed-epilogues,tfm-cpu-fuse-sibling-projections,tfm-cpu-tile-projections),canonicalize,cse)' | FileCheck %s
+// RUN: tfm-compile %s --emit=mlir --stage=linalg -o - | tfm-opt --pass-pipeline='builtin.module(func.func(tfm-fuse-norm-projection,tfm-cpu-fuse-projection-epilogues,tfm-cpu-fuse-viewed-epilogues,tfm-cpu-fuse-sibling-projections))' | FileCheck %s --check-prefix=REGIONS
 
 // The fusions of the CPU pipeline's vector stage (docs/Stages.md) on a whole
 // tfm.decoder_block, as the compiler lowers it: its linalg stage, then
-// tfm-fuse-norm-projection and tfm-cpu-tile-projections. Each projection
+// tfm-fuse-norm-projection, the tfm-cpu-fuse-* passes and
+// tfm-cpu-tile-projections. Each projection
 // group has a streamed form for fewer than 40 rows and a packed form; the
 // checks follow the packed one (two threads' worth of 128-column blocks or
 // more). test/Codegen holds each fusion on separate tfm ops.
+
+// What the fusion passes decide, before the tiler carries it out: four
+// tfm.fused_projections. q, k and v (each with its RMSNorm row scale; q's
+// and k's rotated) yield the rotated q and k and v; o_proj with the
+// residual; gate and up with silu(gate) * up; down_proj with the residual.
+// REGIONS-LABEL: func.func @block(
+// REGIONS-SAME: %[[X:[^:]+]]: tensor<1x?x256xf32>
+// REGIONS: %[[QKV:.+]]:3 = tfm.fused_projections -> tensor<?x4x2x32xf32>, tensor<?x2x2x32xf32>, tensor<?x128xf32> {
+// REGIONS-COUNT-2: tensor.expand_shape
+// REGIONS: tfm.yield
+// REGIONS: %[[ATTN:.+]] = tfm.fused_projections -> tensor<?x256xf32> {
+// REGIONS: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]
+// REGIONS: arith.addf
+// REGIONS: tfm.yield
+// REGIONS: %[[H:.+]] = tfm.fused_projections -> tensor<?x512xf32> {
+// REGIONS: math.exp
+// REGIONS: tfm.yield
+// REGIONS: tfm.fused_projections -> tensor<?x256xf32> {
+// REGIONS-NEXT: linalg.generic {{.+}} ins(%[[H]],
+// REGIONS: linalg.generic {{.+}} ins(%[[ATTN]],
+// REGIONS: tfm.yield
+// REGIONS-NOT: tfm.fused_projections
 
 // The attention norm's statistics, once per row: a sum of squares and its
 // reciprocal square root. The normalized rows are never stored: the norm's

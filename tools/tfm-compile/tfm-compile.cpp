@@ -96,6 +96,11 @@ cl::opt<unsigned> optLevel("O", cl::desc("Optimization level 0-3"),
   cl::opt<int64_t> field(flag, cl::desc(description), cl::init(value),         \
                          cl::cat(category));
 #include "tfm/Dialect/Tfm/Transforms/AttentionTilingOptions.def"
+cl::opt<bool> noFuseProjections(
+    "no-fuse-projections",
+    cl::desc("CPU: compute each projection alone, without its norm, "
+             "epilogues or siblings (the fusion passes off)"),
+    cl::cat(category));
 cl::opt<std::string> headerPath(
     "header", cl::desc("Also write the C header of the entry points here"),
     cl::value_desc("path"), cl::cat(category));
@@ -163,6 +168,7 @@ int main(int argc, char **argv) {
   targetOptions.features = features;
   targetOptions.gpuArch = gpuArch;
   targetOptions.optLevel = optLevel;
+  targetOptions.fuseProjections = !noFuseProjections;
 #define TFM_ATTENTION_LOWERING_FLAG(field, flag, description)                 \
   targetOptions.attention.field = field;
 #define TFM_ATTENTION_TILING_OPTION(field, flag, value, description)          \

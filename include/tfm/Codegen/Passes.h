@@ -16,6 +16,10 @@ namespace mlir::tfm {
 /// The CPU passes that form vector code, with `options` (tfm-opt sets them
 /// from the pass options of the same names).
 std::unique_ptr<Pass>
+createTfmCPUFuseViewedEpiloguesPass(const CPUCodegenOptions &options);
+std::unique_ptr<Pass>
+createTfmCPUFuseSiblingProjectionsPass(const CPUCodegenOptions &options);
+std::unique_ptr<Pass>
 createTfmCPUTileProjectionsPass(const CPUCodegenOptions &options);
 std::unique_ptr<Pass>
 createTfmCPUVectorizePass(const CPUCodegenOptions &options);

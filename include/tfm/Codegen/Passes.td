@@ -116,6 +116,82 @@ def TfmFuseNormProjectionPass
                            "::mlir::tensor::TensorDialect"];
 }
 
+def TfmCPUFuseProjectionEpiloguesPass
+    : Pass<"tfm-cpu-fuse-projection-epilogues", "::mlir::func::FuncOp"> {
+  let summary = "put projections and the elementwise op that alone reads "
+                "them in one tfm.fused_projections";
+  let description = [{
+    An elementwise op that alone reads one or more projections of the same
+    rows and column count (each at an identity map) joins them in a
+    `tfm.fused_projections`, which `tfm-cpu-tile-projections` computes
+    column block by column block: the projections' `[M, N]` results are
+    then never stored.
+
+    - gate and up of a gated FFN with `act(gate) ⊙ up` (no `[M, d_ff]` gate
+      or up tensor);
+    - a projection with its bias and activation (plain FFN kinds, biased
+      linears);
+    - `o_proj` and `down_proj` with the residual added to them.
+
+    First, elementwise ops over `[B, S, N]` views of a projection's result
+    are collapsed to `[M, N]` (upstream's fold-reshape-by-collapsing
+    patterns, limited to those ops), and an elementwise op that alone reads
+    another one reading a projection is fused into it (the bias, then the
+    residual), so that one op is the epilogue.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::tfm::TfmDialect"];
+}
+
+def TfmCPUFuseViewedEpiloguesPass
+    : Pass<"tfm-cpu-fuse-viewed-epilogues", "::mlir::func::FuncOp"> {
+  let summary = "put RoPE (an op reading a projection through a view that "
+                "splits its columns into heads) with the projection";
+  let description = [{
+    An elementwise op that alone reads a projection's result (or that of
+    its fused epilogue) through a view splitting its columns, `[M, N] ->
+    [M, C, ...]`, directly or through slices of the dims after `C`, and
+    whose other operands and indices do not depend on `C`, joins the
+    projection's `tfm.fused_projections` (or forms one with it), with the
+    view and the slices: RoPE of q and k (`convert-tfm-to-linalg` rotates
+    the rows `[M, H, 2, D/2]` of split heads, each pair's members slices of
+    the view, with per-row tables of cos and sin). Only where column blocks
+    of whole units of `C` (whole heads) divide `N` under the blocking of
+    `tfm-cpu-tile-projections` (the same options): a projection with a
+    column tail keeps the op apart. Elementwise ops over `[B, S, N]` views
+    of a projection's result are first collapsed to `[M, N]`, as in
+    `tfm-cpu-fuse-projection-epilogues`.
+
+    Options: `vector-width`, `register-rows`, `bf16-dot` and `amx`, those of
+    `tfm-cpu-tile-projections` (`CPUCodegenOptions.def`).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::tfm::TfmDialect"];
+}
+
+def TfmCPUFuseSiblingProjectionsPass
+    : Pass<"tfm-cpu-fuse-sibling-projections", "::mlir::func::FuncOp"> {
+  let summary = "put projections of the same rows (q, k and v) in one "
+                "tfm.fused_projections";
+  let description = [{
+    Projections (with their fused epilogues) of the same rows, blocked
+    alike without a column tail, each writing a fresh buffer (q, k and v;
+    their RMSNorm row scale), go into one `tfm.fused_projections`, which
+    `tfm-cpu-tile-projections` computes as one parallel loop over all their
+    column blocks. One parallel loop instead of three: with more threads
+    than `k`'s or `v`'s blocks (2 at `N` = 256), separate loops left the
+    other threads idle. What the later siblings read is moved before the
+    first one, where the loop goes; a sibling whose producers have side
+    effects stays apart.
+
+    Options: `vector-width`, `register-rows`, `bf16-dot` and `amx`, those of
+    `tfm-cpu-tile-projections` (`CPUCodegenOptions.def`).
+  }];
+  let dependentDialects = ["::mlir::tfm::TfmDialect"];
+}
+
 def TfmCPUTileProjectionsPass
     : Pass<"tfm-cpu-tile-projections", "::mlir::func::FuncOp"> {
   let summary = "block projections into cache-sized panels and register "
@@ -229,66 +305,31 @@ def TfmCPUTileProjectionsPass
     read (and each row once per block in the streamed form); for bf16
     pairs, once per call, rounded, as above.
 
-    Epilogues (`fuse-epilogues`, on by default). An elementwise op that
-    alone reads one or more projections of the same rows and column count
-    (each at an identity map) is computed block by block inside their
-    loops: each thread computes the `[M, NB]` blocks of those projections
-    into scratch tensors of the block's size, then the op on them, writing
-    the op's block. The projections' `[M, N]` results are never stored:
+    Fused projections. The projections inside a `tfm.fused_projections`
+    (which the fusion passes below form) and the elementwise ops there that
+    read them are computed together, block by block; the region is
+    inlined. Projections outside one are computed alone, and so is what a
+    region holds that its blocking does not allow together (a view whose
+    units do not divide the column blocks, siblings blocked differently):
 
-    - gate and up of a gated FFN with `act(gate) ⊙ up` (no `[M, d_ff]` gate
-      or up tensor);
-    - a projection with its bias and activation (plain FFN kinds, biased
-      linears);
-    - `o_proj` and `down_proj` with the residual added to them.
-
-    Viewed epilogues (`fuse-viewed-epilogues`, on by default). An
-    elementwise op that alone reads a projection's result (or that of its
-    epilogue) through a view splitting its columns, `[M, N] -> [M, C, ...]`,
-    directly or through slices of the dims after `C`, and whose other
-    operands and indices do not depend on `C`, is computed on each column
-    block too: RoPE of q and k (`convert-tfm-to-linalg` rotates the rows
-    `[M, H, 2, D/2]` of split heads, each pair's members slices of the
-    view, with per-row tables of cos and sin). `NB` (and the streamed
-    block) is then a multiple of the view's unit (a head, `D` columns);
-    the block goes to scratch first (the op reads both members of a pair),
-    and the op runs on the block's `[M, NB / D, ...]` view, writing the same
-    view of the result. Projections with a column tail, or with no block
-    of whole units that divides `N`, keep the op apart.
-
-    Siblings (`fuse-siblings`, on by default). Projections (with their
-    epilogues) of the same rows, blocked alike without a column tail, each
-    writing a fresh buffer (q, k and v; their RMSNorm row scale) take one
-    loop over all their column blocks: the blocks lie side by side in one
-    `[M, N_q + N_k + N_v]` buffer, an `scf.index_switch` on the block picks
-    the weights (no run-time concatenation of them), and each result is a
-    column view of the buffer. `NB` is the largest multiple of `NR` up to
-    128 that divides every `N`. One parallel loop instead of three: with
-    more threads than `k`'s or `v`'s blocks (2 at `N` = 256), the separate
-    loops left the other threads idle. What the later siblings read is
-    moved before the first one, where the loop goes; a sibling whose
-    producers have side effects keeps a loop of its own.
-
-    Elementwise ops over `[B, S, N]` views of a projection's result are
-    first collapsed to `[M, N]` (upstream's fold-reshape-by-collapsing
-    patterns, limited to those ops) so that they qualify.
+    - an epilogue (`tfm-cpu-fuse-projection-epilogues`): each thread
+      computes the `[M, NB]` blocks of the projections the op reads into
+      scratch tensors of the block's size, then the op on them, writing the
+      op's block; the projections' `[M, N]` results are never stored;
+    - a viewed epilogue (`tfm-cpu-fuse-viewed-epilogues`): `NB` (and the
+      streamed block) is a multiple of the view's unit (a head, `D`
+      columns); the block goes to scratch first (RoPE reads both members
+      of a pair), and the op runs on the block's `[M, NB / D, ...]` view,
+      writing the same view of the result;
+    - siblings (`tfm-cpu-fuse-sibling-projections`): the blocks lie side
+      by side in one `[M, N_q + N_k + N_v]` buffer, an `scf.index_switch`
+      on the block picks the weights (no run-time concatenation of them),
+      and each result is a column view of the buffer. `NB` is the largest
+      multiple of `NR` up to 128 that divides every `N`.
 
     Options: `vector-width`, `register-rows` and `bf16-dot`, defined once
     for the CPU passes that form vector code (`CPUCodegenOptions.def`).
   }];
-  let options = [
-    Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
-           "Compute the elementwise op that alone reads projections inside "
-           "their column blocks">,
-    Option<"fuseViewedEpilogues", "fuse-viewed-epilogues", "bool",
-           /*default=*/"true",
-           "Compute the elementwise op that reads a projection through a "
-           "view splitting its columns (RoPE of each head's pairs) inside "
-           "its column blocks">,
-    Option<"fuseSiblings", "fuse-siblings", "bool", /*default=*/"true",
-           "Compute projections of the same rows (q, k and v) in one "
-           "parallel loop over all their column blocks">
-  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",
                            "::mlir::linalg::LinalgDialect",

@@ -55,6 +55,10 @@ struct TargetOptions {
   /// Target-independent: how the linalg stage of every target lowers
   /// attention (tiled, with which tiles, or the reference lowering).
   AttentionTilingOptions attention;
+  /// The CPU: fold norms into projections and compute projections with
+  /// their epilogues and siblings (tfm-fuse-norm-projection and the
+  /// tfm-cpu-fuse-* passes); off, each projection is computed alone.
+  bool fuseProjections = true;
 };
 
 class TargetBackend {

@@ -1,15 +1,22 @@
 //===- ProjectionGroups.h - projections and their epilogues -----*- C++ -*-===//
 //
-// Which projections tfm-cpu-tile-projections computes together, and which
-// elementwise ops it runs on their column blocks (their epilogues).
+// Which projections can be computed together, and which elementwise ops can
+// run on their column blocks (their epilogues): what the CPU fusion passes
+// decide (FuseProjections.cpp) and tfm-cpu-tile-projections carries out.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TFM_LIB_CODEGEN_CPU_PROJECTIONGROUPS_H
 #define TFM_LIB_CODEGEN_CPU_PROJECTIONGROUPS_H
 
+#include "ProjectionBlocks.h"
+
+#include "tfm/Codegen/CPUCodegenOptions.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
 
 namespace mlir::tfm::projection {
 
@@ -38,6 +45,9 @@ struct ProjectionGroup {
   linalg::GenericOp viewed() {
     return epilogue ? epilogue : projections.front();
   }
+  /// Every op of the group: its projections, epilogue, view, the slices
+  /// of the view and the viewed epilogue.
+  SmallVector<Operation *> ops();
   /// The columns of one unit of the view's dim C (1 without a view).
   int64_t columnUnit() const {
     tensor::ExpandShapeOp columnView = view;
@@ -49,11 +59,57 @@ struct ProjectionGroup {
 
 /// The group of `projection`: with the elementwise op that alone reads it
 /// (and the other projections that op reads, each tileable by
-/// `isTileable`), if `plain`; then with the viewed epilogue that reads its
-/// result, if `viewed`.
+/// `isTileable`) where `joinsEpilogue` accepts that op; then with the
+/// viewed epilogue that reads its result where `joinsViewed` accepts it.
 ProjectionGroup groupOf(linalg::GenericOp projection,
                         function_ref<bool(linalg::GenericOp)> isTileable,
-                        bool plain, bool viewed);
+                        function_ref<bool(linalg::GenericOp)> joinsEpilogue,
+                        function_ref<bool(linalg::GenericOp)> joinsViewed);
+
+/// The register, panel and thread blocks of `projection` under `options`,
+/// and those of the columns whole register blocks leave; none for a
+/// projection that is left alone (no columns, no steps, or a K that no
+/// vector divides). NB (`block`) is columnBlocks's, from the groups tiled
+/// together.
+std::optional<std::pair<Blocking, std::optional<Blocking>>>
+blockingOf(linalg::GenericOp projection, const CPUCodegenOptions &options);
+
+/// The column blocks of projection groups tiled in one loop: NB for the
+/// packed form, and the weight rows a thread streams at a time; 0 where
+/// none fits.
+struct ColumnBlocks {
+  int64_t packed, streamed;
+};
+
+/// Column blocks that divide every group's columns (columnBlocks in
+/// ProjectionGroups.cpp says how they are picked).
+ColumnBlocks columnBlocks(ArrayRef<ProjectionGroup> groups,
+                          const Blocking &main, bool hasTail);
+
+/// Whether `groups` (blocked alike) have column blocks that divide them
+/// all: blockingOf's, without a column tail where a group has a view.
+bool fitsColumnBlocks(ArrayRef<ProjectionGroup> groups,
+                      const CPUCodegenOptions &options);
+
+/// Whether `a` and `b` can share one parallel loop: projections of the
+/// same rows in the same block, both blocked alike without a column tail,
+/// each writing a buffer of its own that starts empty (so that a column
+/// range of one buffer can take its place), results of one element type.
+bool areSiblings(ProjectionGroup &a, ProjectionGroup &b,
+                 const CPUCodegenOptions &options);
+
+/// `siblings` in the order of their roots, with what each reads moved
+/// before the first root, where their loop goes; those whose producers
+/// cannot move (side effects) are left out.
+SmallVector<ProjectionGroup> gatherSiblings(RewriterBase &rewriter,
+                                            SmallVector<ProjectionGroup> siblings);
+
+/// For a result that an entry point writes into its caller's buffer as a
+/// [B, S, N] view (the logits), the op that writes it there, so that the
+/// loops can write into that buffer directly. eliminate-empty-tensors does
+/// not see through the reshape.
+bufferization::MaterializeInDestinationOp
+callerDestination(linalg::GenericOp root);
 
 /// Whether `a` and `b` are the same tensor: one value, or two equal
 /// side-effect-free ops on the same operands (the views of the same rows

@@ -24,6 +24,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FusionSets.h"
 #include "ProjectionBlocks.h"
 #include "ProjectionGroups.h"
 
@@ -875,30 +876,10 @@ Value tileColumns(RewriterBase &rewriter, Location loc,
   return forall.getResult(0);
 }
 
-/// For a result that an entry point writes into its caller's buffer as a
-/// [B, S, N] view (the logits), the op that writes it (callerDestination),
-/// and the [M, N] view of that buffer (outputView), so that the
-/// loops write there directly; else null (the result gets a buffer of its
-/// own, which would then be copied out: 65 MB of logits at S = 512).
-/// eliminate-empty-tensors does not see through the reshape.
-bufferization::MaterializeInDestinationOp
-callerDestination(linalg::GenericOp root) {
-  Value result = root->getResult(0);
-  if (!result.hasOneUse())
-    return {};
-  auto expand = dyn_cast<tensor::ExpandShapeOp>(*result.getUsers().begin());
-  if (!expand || !expand->hasOneUse())
-    return {};
-  auto materialize = dyn_cast<bufferization::MaterializeInDestinationOp>(
-      *expand->getUsers().begin());
-  if (!materialize || !materialize.getRestrict() ||
-      !materialize.getWritable() ||
-      !isa<BlockArgument>(materialize.getDest()) ||
-      materialize.getSource() != expand.getResult())
-    return {};
-  return materialize;
-}
-
+/// The [M, N] view of the caller's buffer that `root`'s result is written
+/// to (callerDestination), so that the loops write there directly; else
+/// null (the result gets a buffer of its own, which would then be copied
+/// out: 65 MB of logits at S = 512).
 Value outputView(RewriterBase &rewriter, linalg::GenericOp root) {
   auto materialize = callerDestination(root);
   if (!materialize)
@@ -910,43 +891,6 @@ Value outputView(RewriterBase &rewriter, linalg::GenericOp root) {
       /*restrict=*/true, /*writable=*/true);
   return tensor::CollapseShapeOp::create(rewriter, loc, caller,
                                          expand.getReassociationIndices());
-}
-
-/// The column blocks of projection groups tiled in one loop: NB for the
-/// packed form, and the weight rows a thread streams at a time; 0 where
-/// none fits.
-struct ColumnBlocks {
-  int64_t packed, streamed;
-};
-
-/// Column blocks divide every range: NB as blockingOf picks it, for the
-/// columns all the groups have in common (siblings: gcd(Nq, Nk, Nv), or
-/// N less its tail), in whole units of their views (RoPE: whole heads).
-/// Streamed, up to 4 register blocks of weight rows per thread iteration:
-/// a block stays in L1/L2 across the rows of `a`, and N = 2048 gives 64 of
-/// them to share out. A register-rows that divides no part of every range
-/// (12 against 2048) falls back to the largest divisor.
-ColumnBlocks columnBlocks(ArrayRef<ProjectionGroup> groups,
-                          const Blocking &main, bool hasTail) {
-  int64_t common = 0, unit = 1;
-  for (const ProjectionGroup &group : groups) {
-    linalg::GenericOp projection = group.projections.front();
-    auto weights =
-        cast<RankedTensorType>(projection.getDpsInputs()[1].getType());
-    int64_t columns = weights.getDimSize(0);
-    common = std::gcd(common, hasTail ? columns - columns % main.columns
-                                      : columns);
-    unit = std::lcm(unit, group.columnUnit());
-  }
-  auto fit = [&](int64_t step, int64_t limit) {
-    int64_t combined = std::lcm(step, unit);
-    return blockSize(common, combined, std::max(limit, combined));
-  };
-  ColumnBlocks blocks{fit(main.columns, kMaxBlockColumns),
-                      fit(main.rows, 4 * main.rows)};
-  if (!blocks.streamed)
-    blocks.streamed = fit(1, 4 * main.rows);
-  return blocks;
 }
 
 /// Replaces `groups` by the loops of the file comment. One group: over the
@@ -1303,62 +1247,28 @@ void tileProjectionGroups(RewriterBase &rewriter,
 struct TfmCPUTileProjectionsPass
     : CPUCodegenPass<
           tfm::impl::TfmCPUTileProjectionsPassBase<TfmCPUTileProjectionsPass>> {
-  TfmCPUTileProjectionsPass() = default;
-  explicit TfmCPUTileProjectionsPass(
-      const TfmCPUTileProjectionsPassOptions &options)
-      : CPUCodegenPass(options) {}
 
   void runOnOperation() override {
     if (!checkCodegenOptions())
       return;
-    if (fuseEpilogues) {
-      RewritePatternSet patterns(&getContext());
-      linalg::populateFoldReshapeOpsByCollapsingPatterns(patterns,
-                                                         collapsesToProjection);
-      linalg::populateElementwiseOpsFusionPatterns(patterns, extendsEpilogue);
-      // Sizes of the [B, S, N] views, read off their sources, so that the
-      // views go when the ops they fed are collapsed.
-      memref::populateResolveRankedShapedTypeResultDimsPatterns(patterns);
-      tensor::DimOp::getCanonicalizationPatterns(patterns, &getContext());
-      if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-        return signalPassFailure();
-    }
-    SmallVector<linalg::GenericOp> projections;
-    getOperation()->walk([&](linalg::GenericOp op) {
-      if (isProjection(op) && blockingOf(op))
-        projections.push_back(op);
-    });
-    auto isTileable = [&](linalg::GenericOp op) {
-      return llvm::is_contained(projections, op);
-    };
-    IRRewriter rewriter(&getContext());
-    llvm::SmallPtrSet<Operation *, 16> done;
-    SmallVector<ProjectionGroup> groups;
-    for (linalg::GenericOp op : projections) {
-      if (done.contains(op))
-        continue;
-      ProjectionGroup group =
-          groupOf(op, isTileable, fuseEpilogues, fuseViewedEpilogues);
-      // A viewed epilogue needs column blocks of whole units of its view.
-      if (group.view && !fitsColumnBlocks({group})) {
-        group.view = {};
-        group.viewedEpilogue = {};
-      }
-      groups.push_back(group);
-      for (linalg::GenericOp projection : groups.back().projections)
-        done.insert(projection);
-    }
+    CPUCodegenOptions options = codegenOptions();
+    FusionSets sets;
+    IRRewriter rewriter(&getContext(), &sets);
+    sets.dissolve(getOperation(), rewriter);
+    SmallVector<ProjectionGroup> groups =
+        fusedGroups(getOperation(), sets, options);
     std::vector<bool> tiled(groups.size());
     for (size_t i = 0; i < groups.size(); ++i) {
       if (tiled[i])
         continue;
       SmallVector<ProjectionGroup> together{groups[i]};
       tiled[i] = true;
-      for (size_t j = i + 1; fuseSiblings && j < groups.size(); ++j) {
-        if (tiled[j] || !areSiblings(groups[i], groups[j]))
+      for (size_t j = i + 1; j < groups.size(); ++j) {
+        if (tiled[j] || !sets.together(groups[i].root(), groups[j].root()) ||
+            !areSiblings(groups[i], groups[j], options))
           continue;
         together.push_back(groups[j]);
-        if (!fitsColumnBlocks(together))
+        if (!fitsColumnBlocks(together, options))
           together.pop_back();
       }
       if (together.size() > 1)
@@ -1368,111 +1278,12 @@ struct TfmCPUTileProjectionsPass
               return group.root() == groups[j].root();
             }))
           tiled[j] = true;
-      auto [main, tail] = *blockingOf(together.front().projections.front());
+      auto [main, tail] =
+          *blockingOf(together.front().projections.front(), options);
       tileProjectionGroups(rewriter, together, main, tail, vectorWidth,
                            bf16Dot != 0 && vectorWidth == 16,
                            amx != 0 && bf16Dot != 0 && vectorWidth == 16);
     }
-  }
-
-  /// Whether `a` and `b` can share one parallel loop: projections of the
-  /// same rows in the same block, both blocked alike without a column tail,
-  /// each writing a buffer of its own that starts empty (so that a column
-  /// range of one buffer can take its place), results of one element type.
-  bool areSiblings(ProjectionGroup &a, ProjectionGroup &b) const {
-    if (a.root()->getBlock() != b.root()->getBlock() ||
-        !sameTensor(a.rows(), b.rows()))
-      return false;
-    auto blockingA = blockingOf(a.projections.front());
-    auto blockingB = blockingOf(b.projections.front());
-    if (blockingA->second || blockingB->second ||
-        blockingA->first.columns != blockingB->first.columns ||
-        blockingA->first.depth != blockingB->first.depth)
-      return false;
-    auto typeA = cast<RankedTensorType>(a.root()->getResult(0).getType());
-    auto typeB = cast<RankedTensorType>(b.root()->getResult(0).getType());
-    return typeA.getElementType() == typeB.getElementType() &&
-           typeA.getDimSize(0) == typeB.getDimSize(0) &&
-           startsEmpty(a) && startsEmpty(b);
-  }
-
-  /// Whether `groups` (blocked alike) have column blocks that divide them
-  /// all: blockingOf's, without a column tail where a group has a view.
-  bool fitsColumnBlocks(ArrayRef<ProjectionGroup> groups) const {
-    auto blocking = blockingOf(groups.front().projections.front());
-    bool hasTail = blocking->second.has_value();
-    if (hasTail && llvm::any_of(groups, [](const ProjectionGroup &group) {
-          return group.view != nullptr;
-        }))
-      return false;
-    ColumnBlocks blocks = columnBlocks(groups, blocking->first, hasTail);
-    return blocks.packed && blocks.streamed;
-  }
-
-  /// Whether `group` writes a fresh buffer: a filled empty tensor (a
-  /// projection alone), or an empty one its epilogue does not read; not
-  /// its caller's.
-  static bool startsEmpty(ProjectionGroup &group) {
-    linalg::GenericOp root = group.root();
-    if (callerDestination(root))
-      return false;
-    Value init = root.getDpsInits()[0];
-    if (root == group.projections.front()) {
-      auto fill = init.getDefiningOp<linalg::FillOp>();
-      return fill && fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>();
-    }
-    if (auto collapse = init.getDefiningOp<tensor::CollapseShapeOp>())
-      init = collapse.getSrc();
-    return init.getDefiningOp<tensor::EmptyOp>() &&
-           !root.payloadUsesValueFromOperand(root.getDpsInitOperand(0));
-  }
-
-  /// `siblings` in the order of their roots, with what each reads moved
-  /// before the first root, where their loop goes; those whose producers
-  /// cannot move (side effects) are left to loops of their own.
-  static SmallVector<ProjectionGroup>
-  gatherSiblings(RewriterBase &rewriter, SmallVector<ProjectionGroup> siblings) {
-    llvm::sort(siblings, [](ProjectionGroup &x, ProjectionGroup &y) {
-      return x.root()->isBeforeInBlock(y.root());
-    });
-    SmallVector<ProjectionGroup> gathered{siblings.front()};
-    Operation *first = siblings.front().root();
-    for (ProjectionGroup &group : llvm::drop_begin(siblings))
-      if (succeeded(moveOperationDependencies(rewriter, group.root(), first)))
-        gathered.push_back(group);
-    return gathered;
-  }
-
-  /// The register, panel and thread blocks of `op`, and those of the
-  /// columns whole register blocks leave; none for a projection left alone.
-  std::optional<std::pair<Blocking, std::optional<Blocking>>>
-  blockingOf(linalg::GenericOp op) const {
-    auto weights = cast<RankedTensorType>(op.getDpsInputs()[1].getType());
-    int64_t columns = weights.getDimSize(0);
-    // Nothing to block without columns or steps (y = 0, or the bias).
-    if (columns == 0 || weights.getDimSize(1) == 0)
-      return std::nullopt;
-    Blocking main{};
-    main.rows = registerRows;
-    main.depth = blockSize(weights.getDimSize(1), vectorWidth, kMaxPanelDepth);
-    // A K that no vector divides stays as it is.
-    if (!main.depth)
-      return std::nullopt;
-    // NR fills the 2 x register-rows accumulators with MR rows, or half
-    // of them where only one vector divides N. Columns that no vector
-    // divides (N % vector-width) form one narrower tail block.
-    main.columns =
-        columns % (2 * vectorWidth) != 0 && columns % vectorWidth == 0
-            ? vectorWidth
-            : 2 * vectorWidth;
-    // NB: tileProjectionGroups, from the columns it tiles together.
-    int64_t mainColumns = columns - columns % main.columns;
-    std::optional<Blocking> tail;
-    if (int64_t left = columns - mainColumns) {
-      tail = main;
-      tail->columns = tail->block = left;
-    }
-    return std::make_pair(main, tail);
   }
 };
 

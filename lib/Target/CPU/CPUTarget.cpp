@@ -40,6 +40,7 @@ public:
             const TargetOptions &options)
       : machine(std::move(machine)), optLevel(options.optLevel) {
     pipeline.setAttentionTiling(options.attention);
+    pipeline.fuseProjections = options.fuseProjections;
     configureForTarget(pipeline, *this->machine);
     auto stage = [&](llvm::StringRef name,
                      void (*build)(OpPassManager &,

@@ -1,20 +1,20 @@
-// RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-tile-projections),canonicalize,cse)' | FileCheck %s
+// RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-fuse-projection-epilogues,tfm-cpu-fuse-viewed-epilogues,tfm-cpu-fuse-sibling-projections,tfm-cpu-tile-projections),canonicalize,cse)' | FileCheck %s
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tfm-cpu-tile-projections{register-rows=0}))' 2>&1 | FileCheck %s --check-prefix=BAD
-// RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-tile-projections{fuse-epilogues=false}),canonicalize,cse)' | FileCheck %s --check-prefix=NOFUSE
-// RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-tile-projections),canonicalize,cse)' --mlir-print-debuginfo --mlir-print-local-scope | FileCheck %s --check-prefix=SCHEDULE
+// RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-tile-projections),canonicalize,cse)' | FileCheck %s --check-prefix=NOFUSE
+// RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-fuse-projection-epilogues,tfm-cpu-fuse-viewed-epilogues,tfm-cpu-fuse-sibling-projections,tfm-cpu-tile-projections),canonicalize,cse)' --mlir-print-debuginfo --mlir-print-local-scope | FileCheck %s --check-prefix=SCHEDULE
 // Column blocks cost the same: their loop keeps OpenMP's static schedule
 // (tfm-cpu-dynamic-schedule).
 // SCHEDULE: } loc(fused<"tfm.static_schedule">
-// RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-tile-projections{bf16-dot=1}),canonicalize,cse)' | FileCheck %s --check-prefix=DOT
+// RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-fuse-projection-epilogues,tfm-cpu-fuse-viewed-epilogues{bf16-dot=1},tfm-cpu-fuse-sibling-projections{bf16-dot=1},tfm-cpu-tile-projections{bf16-dot=1}),canonicalize,cse)' | FileCheck %s --check-prefix=DOT
 // BAD: error: vector-width and register-rows must be positive, got vector-width=16 register-rows=0
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tfm-cpu-tile-projections{bf16-dot=2}))' 2>&1 | FileCheck %s --check-prefix=BAD-DOT
 // BAD-DOT: error: bf16-dot must be 0 or 1, got 2
-// RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-tile-projections{register-rows=12}),canonicalize,cse)' | FileCheck %s --check-prefix=ROWS12
-// RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-tile-projections{bf16-dot=1 amx=1}),canonicalize,cse)' | FileCheck %s --check-prefix=AMX
+// RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-fuse-projection-epilogues,tfm-cpu-fuse-viewed-epilogues{register-rows=12},tfm-cpu-fuse-sibling-projections{register-rows=12},tfm-cpu-tile-projections{register-rows=12}),canonicalize,cse)' | FileCheck %s --check-prefix=ROWS12
+// RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-fuse-projection-epilogues,tfm-cpu-fuse-viewed-epilogues{bf16-dot=1 amx=1},tfm-cpu-fuse-sibling-projections{bf16-dot=1 amx=1},tfm-cpu-tile-projections{bf16-dot=1 amx=1}),canonicalize,cse)' | FileCheck %s --check-prefix=AMX
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tfm-cpu-tile-projections{amx=1}))' 2>&1 | FileCheck %s --check-prefix=BAD-AMX
 // BAD-AMX: error: amx=1 needs bf16-dot=1 (the rows AMX blocks leave run through dot products)
-// RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-tile-projections{fuse-siblings=false}),canonicalize,cse)' | FileCheck %s --check-prefix=SEPARATE
-// RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-tile-projections{fuse-viewed-epilogues=false}),canonicalize,cse)' | FileCheck %s --check-prefix=APART
+// RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-fuse-projection-epilogues,tfm-cpu-fuse-viewed-epilogues,tfm-cpu-tile-projections),canonicalize,cse)' | FileCheck %s --check-prefix=SEPARATE
+// RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-fuse-projection-epilogues,tfm-cpu-fuse-sibling-projections,tfm-cpu-tile-projections),canonicalize,cse)' | FileCheck %s --check-prefix=APART
 
 // A projection over a run-time number of rows: fewer rows than a register
 // block (a decode step) stream the weights (next case); otherwise threads

@@ -172,6 +172,32 @@ func.func @body_arguments(%q: tensor<8x64xf32>, %k: tensor<32x64xf32>, %v: tenso
 // -----
 
 func.func @yield_outside(%x: f32) -> f32 {
-  // expected-error @+1 {{'tfm.yield' op expects parent op 'tfm.online_attention'}}
+  // expected-error @+1 {{'tfm.yield' op expects parent op to be one of 'tfm.online_attention, tfm.fused_projections'}}
   tfm.yield %x : f32
+}
+
+// -----
+
+func.func @score_type(%q: tensor<8x64xf32>, %k: tensor<32x64xf32>, %v: tensor<32x64xf32>,
+    %m: tensor<8xf32>, %l: tensor<8xf32>, %acc: tensor<8x64xf32>, %x: f16) -> tensor<8x64xf32> {
+  // expected-error @+1 {{'tfm.online_attention' op expected the body to yield one f32 score}}
+  %r:3 = tfm.online_attention ins(%q, %k, %v : tensor<8x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>)
+      outs(%m, %l, %acc : tensor<8xf32>, tensor<8xf32>, tensor<8x64xf32>) {
+  ^bb0(%dot: f32, %row: index, %key: index):
+    tfm.yield %x : f16
+  } -> tensor<8xf32>, tensor<8xf32>, tensor<8x64xf32>
+  return %r#2 : tensor<8x64xf32>
+}
+
+// -----
+
+func.func @score_count(%q: tensor<8x64xf32>, %k: tensor<32x64xf32>, %v: tensor<32x64xf32>,
+    %m: tensor<8xf32>, %l: tensor<8xf32>, %acc: tensor<8x64xf32>) -> tensor<8x64xf32> {
+  // expected-error @+1 {{'tfm.online_attention' op expected the body to yield one f32 score}}
+  %r:3 = tfm.online_attention ins(%q, %k, %v : tensor<8x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>)
+      outs(%m, %l, %acc : tensor<8xf32>, tensor<8xf32>, tensor<8x64xf32>) {
+  ^bb0(%dot: f32, %row: index, %key: index):
+    tfm.yield %dot, %dot : f32, f32
+  } -> tensor<8xf32>, tensor<8xf32>, tensor<8x64xf32>
+  return %r#2 : tensor<8x64xf32>
 }

@@ -270,3 +270,40 @@ func.func @buffer_attention_kv_lengths(%q: memref<3x4x1x128xf16>, %k: memref<3x1
         into memref<3x4x1x128xf16>
   return
 }
+
+// CHECK-LABEL: func.func @fused_projections
+func.func @fused_projections(%x: tensor<?x64xf32>, %wg: tensor<128x64xf32>,
+    %wu: tensor<128x64xf32>, %init: tensor<?x128xf32>) -> tensor<?x128xf32> {
+  // CHECK: %[[H:.+]] = tfm.fused_projections -> tensor<?x128xf32> {
+  // CHECK: linalg.matmul
+  // CHECK: linalg.matmul
+  // CHECK: %[[S:.+]] = arith.addf
+  // CHECK: tfm.yield %[[S]] : tensor<?x128xf32>
+  // CHECK-NEXT: }
+  // CHECK: return %[[H]]
+  %h = tfm.fused_projections -> tensor<?x128xf32> {
+    %g = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                        affine_map<(m, n, k) -> (n, k)>,
+                                        affine_map<(m, n, k) -> (m, n)>]
+        ins(%x, %wg : tensor<?x64xf32>, tensor<128x64xf32>)
+        outs(%init : tensor<?x128xf32>) -> tensor<?x128xf32>
+    %u = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                        affine_map<(m, n, k) -> (n, k)>,
+                                        affine_map<(m, n, k) -> (m, n)>]
+        ins(%x, %wu : tensor<?x64xf32>, tensor<128x64xf32>)
+        outs(%init : tensor<?x128xf32>) -> tensor<?x128xf32>
+    %s = arith.addf %g, %u : tensor<?x128xf32>
+    tfm.yield %s : tensor<?x128xf32>
+  }
+  return %h : tensor<?x128xf32>
+}
+
+// A region with no results: its terminator is implicit.
+// CHECK-LABEL: func.func @fused_projections_no_results
+// CHECK: tfm.fused_projections {
+// CHECK-NEXT: }
+func.func @fused_projections_no_results() {
+  tfm.fused_projections {
+  }
+  return
+}

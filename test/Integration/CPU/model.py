@@ -7,7 +7,8 @@
 # (learned positions, LayerNorm, gelu_tanh, biases), a post-norm model, a
 # GPT-2 model under GPT-2 checkpoint names, and a model for each FFN kind
 # those leave out (geglu, gelu, silu). Each library is called at B·S = 5,
-# 51, 7 and (where its positions reach) 129.
+# 51, 7 and (where its positions reach) 129. One model also compiles with the
+# projection fusions off.
 
 import pathlib
 import sys
@@ -227,5 +228,25 @@ for what, bad_ids, bad_positions, message in cases:
         ok = message in str(error) and (out == 7.0).all()
         failures += not ok
         print(f"{'PASS' if ok else 'FAIL'} {what} refused: {error}")
+
+# Without the projection fusions (tfm-compile --no-fuse-projections): each
+# projection alone, its norm, epilogues and RoPE apart, within the same
+# tolerance.
+rng = np.random.default_rng(29)
+config = MODELS["llama_tied"]
+forward = runtime.Library(compiler.compile_model(
+    config, workdir / "llama_unfused.so",
+    flags=["--no-fuse-projections"]))["forward"]
+params = {s["name"]: (rng.standard_normal(s["shape"]) / np.sqrt(s["shape"][-1]) + (
+    1.0 if s["name"].endswith("norm.weight") else 0.0)).astype(np.float32)
+          for s in forward.inputs[2:]}
+ids = rng.integers(0, config["vocab_size"], (1, 51)).astype(np.int32)
+positions = np.arange(51, dtype=np.int32)[None]
+logits = forward(ids, positions, *params.values())
+expected = reference.language_model(config, params, ids, positions)
+error = np.abs(logits - expected).max() / np.abs(expected).max()
+failures += not error <= 1e-5
+print(f"{'PASS' if error <= 1e-5 else 'FAIL'} llama_tied unfused: "
+      f"error {error:.2e} (tolerance 1e-05)")
 
 sys.exit(1 if failures else 0)

@@ -1,5 +1,6 @@
 # RUN: %python %s %t/default
 # RUN: %python %s %t/avx2 --mcpu=x86-64-v3
+# RUN: %python %s %t/unfused --no-fuse-projections
 #
 # Projections through the CPU's blocked form (tfm-cpu-tile-projections)
 # against the float64 oracle: run-time row counts M of 1, 3, 5, 7, 8, 10,
@@ -14,7 +15,9 @@
 # plain contraction), f32, bf16 and f16 weights and inputs, with and without
 # bias; bf16 decode rows through AVX-512 BF16 dot products; FFNs and residuals whose epilogues run on the column blocks; q, k and v in one loop;
 # q and k rotated (RoPE) on their column blocks; LayerNorm'd rows normalized
-# as the projections read them; for AVX-512 and for AVX2 (8-lane vectors).
+# as the projections read them; for AVX-512 and for AVX2 (8-lane vectors),
+# and with the fusion passes off (--no-fuse-projections: each projection
+# computed alone, its epilogue, RoPE and norm apart).
 
 import sys
 
@@ -25,6 +28,16 @@ from tfm import reference
 
 rng = np.random.default_rng(11)
 suite = Suite(sys.argv[1])
+
+
+def normalized(rows, element):
+    """A norm's result as the projections read it: folded into them, as it
+    is (more accurate); with the fusion passes off (--no-fuse-projections),
+    rounded to its 16-bit element type first, as the op's type says."""
+    if element == "f32" or "--no-fuse-projections" not in suite.flags:
+        return rows
+    return rounded(rows, element)
+
 
 shapes = [(80, 96), (256, 320), (384, 512), (512, 160), (64, 688), (37, 101), (64, 101),
           (64, 1000), (64, 8), (128, 29)]
@@ -204,13 +217,15 @@ suite.add("rms_norm_projection_bf16_m130",
           f"  %y = tfm.linear %n, %w : ({bf16_types[0]}, {bf16_types[2]}) -> {bf16_out}\n"
           f"  return %y : {bf16_out}\n}}",
           [(x, "bf16"), (g, "bf16"), (wq, "bf16")],
-          reference.linear(reference.rms_norm(r[0], r[1], 1e-5), r[2]), "bf16")
+          reference.linear(normalized(reference.rms_norm(r[0], r[1], 1e-5), "bf16"), r[2]),
+          "bf16")
 # The same with one row, streamed: the scaled row is rounded to bf16 for
 # the dot products where the CPU has them.
 x = rng.standard_normal((1, 1, k))
 r = [rounded(a, "bf16") for a in (x, g, wq)]
 suite.add("rms_norm_projection_bf16_m1", None, [(x, "bf16"), (g, "bf16"), (wq, "bf16")],
-          reference.linear(reference.rms_norm(r[0], r[1], 1e-5), r[2]), "bf16",
+          reference.linear(normalized(reference.rms_norm(r[0], r[1], 1e-5), "bf16"), r[2]),
+          "bf16",
           entry="rms_norm_projection_bf16_m130")
 
 # q, k and v of the same RMSNorm'd rows in one loop over all their column
@@ -235,7 +250,7 @@ for element in ("f32", "bf16", "f16"):
     for i, rows in enumerate([1, 7, 13, 43, 130]):
         x = rng.standard_normal((1, rows, k)) * 3.0
         r = [rounded(a, element) for a in (x, g, *ws)]
-        normed = reference.rms_norm(r[0], r[1], 1e-5)
+        normed = normalized(reference.rms_norm(r[0], r[1], 1e-5), element)
         suite.add(f"{name}_m{rows}", function if i == 0 else None,
                   [(x, element), (g, element)] + [(w, element) for w in ws],
                   np.concatenate([reference.linear(normed, w) for w in r[2:]], -1),
@@ -278,7 +293,7 @@ for head_dim, style, element, sizes in rope_cases:
         x = rng.standard_normal((batch, rows, k)) * 3.0
         positions = rng.integers(0, 10000, (batch, rows)).astype(np.int32)
         r = [rounded(a, element) for a in (x, g, *ws)]
-        normed = reference.rms_norm(r[0], r[1], 1e-5)
+        normed = normalized(reference.rms_norm(r[0], r[1], 1e-5), element)
         q, kk, v = (reference.linear(normed, w) for w in r[2:])
         rotated = []
         for projected, heads in ((q, 4), (kk, 2)):
@@ -319,7 +334,8 @@ for element, k, n, biased in [("f32", 256, 128, True), ("f32", 96, 101, False),
     for i, (batch, rows) in enumerate([(1, 1), (1, 7), (1, 13), (1, 43), (1, 45), (2, 65)]):
         x = 10.0 + rng.standard_normal((batch, rows, k)) * 2.0
         r = [rounded(a, element) for a in (x, g, b, *ws)]
-        normed = reference.layer_norm(r[0], r[1], r[2] if biased else None, 1e-5)
+        normed = normalized(
+            reference.layer_norm(r[0], r[1], r[2] if biased else None, 1e-5), element)
         suite.add(f"{name}_m{batch * rows}", function if i == 0 else None,
                   [(x, element), (g, element), (b, element)] + [(w, element) for w in ws],
                   np.concatenate([reference.linear(normed, w) for w in r[3:]], -1),

@@ -32,7 +32,7 @@ void OnlineAttentionOp::build(
 }
 
 Value OnlineAttentionOp::getScore() {
-  return cast<YieldOp>(getBody()->getTerminator()).getScore();
+  return cast<YieldOp>(getBody()->getTerminator()).getValues().front();
 }
 
 LogicalResult OnlineAttentionOp::verify() {
@@ -69,6 +69,10 @@ LogicalResult OnlineAttentionOp::verifyRegions() {
   if (block.getArgumentTypes() != TypeRange(expected))
     return emitOpError("expected the body's arguments to be (f32, index, "
                        "index): the dot product, its row and its key");
+  auto yield = block.empty() ? YieldOp() : dyn_cast<YieldOp>(block.back());
+  if (!yield || yield.getValues().size() != 1 ||
+      !yield.getValues()[0].getType().isF32())
+    return emitOpError("expected the body to yield one f32 score");
   return success();
 }
 

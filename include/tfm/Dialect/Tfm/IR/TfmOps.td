@@ -657,11 +657,52 @@ def Tfm_OnlineAttentionOp : Tfm_Op<"online_attention", [
   }];
 }
 
+def Tfm_FusedProjectionsOp : Tfm_Op<"fused_projections", [
+    RecursiveMemoryEffects, RecursivelySpeculatable,
+    SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "projections and the ops that read them, computed together "
+                "column block by column block";
+  let description = [{
+    A region of projections (`linalg.generic` contractions `y[m, n] +=
+    a[m, k] * w[n, k]`, the tokens' rows against nn.Linear weights) and the
+    elementwise ops that read their results, which a CPU fusion pass has
+    decided to compute together: each thread computes one block of columns
+    of every projection in the region and then the ops on that block, so
+    that no `[M, N]` result of a projection inside is stored. What the
+    region yields are the results used after it.
+
+    The fusion passes form it (`tfm-cpu-fuse-projection-epilogues`,
+    `tfm-cpu-fuse-viewed-epilogues`, `tfm-cpu-fuse-sibling-projections`,
+    each growing or merging the regions of the one before), and
+    `tfm-cpu-tile-projections` consumes it: it computes the projections
+    inside together where their blocking allows, and those that it cannot
+    apart. Without the passes, every projection is computed alone. The
+    region reads values defined above it; its ops run in order, so it
+    means what its body would mean inlined.
+
+    ```mlir
+    %y = tfm.fused_projections -> tensor<?x512xf32> {
+      %gate = linalg.generic ... // x · w_gateᵀ
+      %up = linalg.generic ...   // x · w_upᵀ
+      %h = linalg.generic ins(%gate, %up ...) ... // silu(gate) · up
+      tfm.yield %h : tensor<?x512xf32>
+    }
+    ```
+  }];
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "(`->` type($results)^)? $body attr-dict";
+  let hasRegionVerifier = 1;
+}
+
 def Tfm_YieldOp : Tfm_Op<"yield", [Pure, Terminator,
-                                    HasParent<"OnlineAttentionOp">]> {
-  let summary = "yields the score of a tfm.online_attention body";
-  let arguments = (ins F32:$score);
-  let assemblyFormat = "$score attr-dict `:` type($score)";
+    ParentOneOf<["OnlineAttentionOp", "FusedProjectionsOp"]>]> {
+  let summary = "yields the values of a tfm region: the score of a "
+                "tfm.online_attention body, the results of a "
+                "tfm.fused_projections";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
+  let builders = [OpBuilder<(ins), [{ /* nothing yielded */ }]>];
 }
 
 #endif // TFM_DIALECT_TFM_IR_TFMOPS_TD
