@@ -49,12 +49,35 @@ void populateCollapseToProjectionPatterns(RewritePatternSet &patterns) {
   tensor::DimOp::getCanonicalizationPatterns(patterns, patterns.getContext());
 }
 
-/// The projections under `root` that `options` blocks (all, without them).
-SmallVector<linalg::GenericOp>
-projectionsOf(Operation *root, const CPUCodegenOptions *options = nullptr) {
+/// One fusion pass over `root`: its regions dissolved into sets, the
+/// [B, S, N] views of projections' results collapsed (with `extraPatterns`,
+/// if any, in the same rewrite), then `fuse` uniting ops, then the sets
+/// formed into regions again.
+LogicalResult
+runFusion(Operation *root,
+          function_ref<void(FusionSets &, RewriterBase &)> fuse,
+          function_ref<void(RewritePatternSet &)> extraPatterns = {}) {
+  FusionSets sets;
+  IRRewriter rewriter(root->getContext(), &sets);
+  sets.dissolve(root, rewriter);
+  RewritePatternSet patterns(root->getContext());
+  populateCollapseToProjectionPatterns(patterns);
+  if (extraPatterns)
+    extraPatterns(patterns);
+  if (failed(applyPatternsGreedily(root, std::move(patterns),
+                                   GreedyRewriteConfig().setListener(&sets))))
+    return failure();
+  fuse(sets, rewriter);
+  sets.form(root, rewriter);
+  return success();
+}
+
+/// The projections under `root` that `options` blocks.
+SmallVector<linalg::GenericOp> projectionsOf(Operation *root,
+                                             const CPUCodegenOptions &options) {
   SmallVector<linalg::GenericOp> projections;
   root->walk([&](linalg::GenericOp op) {
-    if (isProjection(op) && (!options || blockingOf(op, *options)))
+    if (isProjection(op) && blockingOf(op, options))
       projections.push_back(op);
   });
   return projections;
@@ -64,22 +87,24 @@ struct TfmCPUFuseProjectionEpiloguesPass
     : tfm::impl::TfmCPUFuseProjectionEpiloguesPassBase<
           TfmCPUFuseProjectionEpiloguesPass> {
   void runOnOperation() override {
-    FusionSets sets;
-    IRRewriter rewriter(&getContext(), &sets);
-    sets.dissolve(getOperation(), rewriter);
-    RewritePatternSet patterns(&getContext());
-    populateCollapseToProjectionPatterns(patterns);
-    linalg::populateElementwiseOpsFusionPatterns(patterns, extendsEpilogue);
-    if (failed(applyPatternsGreedily(
-            getOperation(), std::move(patterns),
-            GreedyRewriteConfig().setListener(&sets))))
-      return signalPassFailure();
-    for (linalg::GenericOp op : projectionsOf(getOperation())) {
-      ProjectionGroup group = groupOf(op, isProjection, any, none);
-      if (group.epilogue)
-        sets.unite(group.ops());
-    }
-    sets.form(getOperation(), rewriter);
+    auto fuse = [&](FusionSets &sets, RewriterBase &) {
+      SmallVector<linalg::GenericOp> projections;
+      getOperation()->walk([&](linalg::GenericOp op) {
+        if (isProjection(op))
+          projections.push_back(op);
+      });
+      for (linalg::GenericOp op : projections) {
+        ProjectionGroup group = groupOf(op, isProjection, any, none);
+        if (group.epilogue)
+          sets.unite(group.ops());
+      }
+    };
+    // A bias then a residual become one epilogue.
+    auto mergeElementwise = [](RewritePatternSet &patterns) {
+      linalg::populateElementwiseOpsFusionPatterns(patterns, extendsEpilogue);
+    };
+    if (failed(runFusion(getOperation(), fuse, mergeElementwise)))
+      signalPassFailure();
   }
 };
 
@@ -90,30 +115,24 @@ struct TfmCPUFuseViewedEpiloguesPass
     if (!checkCodegenOptions())
       return;
     CPUCodegenOptions options = codegenOptions();
-    FusionSets sets;
-    IRRewriter rewriter(&getContext(), &sets);
-    sets.dissolve(getOperation(), rewriter);
-    RewritePatternSet patterns(&getContext());
-    populateCollapseToProjectionPatterns(patterns);
-    if (failed(applyPatternsGreedily(
-            getOperation(), std::move(patterns),
-            GreedyRewriteConfig().setListener(&sets))))
-      return signalPassFailure();
-    SmallVector<linalg::GenericOp> projections =
-        projectionsOf(getOperation(), &options);
-    auto isTileable = [&](linalg::GenericOp op) {
-      return llvm::is_contained(projections, op);
-    };
-    for (linalg::GenericOp op : projections) {
-      auto fused = [&](linalg::GenericOp epilogue) {
-        return sets.together(op, epilogue);
+    auto fuse = [&](FusionSets &sets, RewriterBase &) {
+      SmallVector<linalg::GenericOp> projections =
+          projectionsOf(getOperation(), options);
+      auto isTileable = [&](linalg::GenericOp op) {
+        return llvm::is_contained(projections, op);
       };
-      ProjectionGroup group = groupOf(op, isTileable, fused, any);
-      // Column blocks of whole units of the view (whole heads).
-      if (group.view && fitsColumnBlocks({group}, options))
-        sets.unite(group.ops());
-    }
-    sets.form(getOperation(), rewriter);
+      for (linalg::GenericOp op : projections) {
+        auto fused = [&](linalg::GenericOp epilogue) {
+          return sets.together(op, epilogue);
+        };
+        ProjectionGroup group = groupOf(op, isTileable, fused, any);
+        // Column blocks of whole units of the view (whole heads).
+        if (group.view && fitsColumnBlocks({group}, options))
+          sets.unite(group.ops());
+      }
+    };
+    if (failed(runFusion(getOperation(), fuse)))
+      signalPassFailure();
   }
 };
 
@@ -124,33 +143,24 @@ struct TfmCPUFuseSiblingProjectionsPass
     if (!checkCodegenOptions())
       return;
     CPUCodegenOptions options = codegenOptions();
-    FusionSets sets;
-    IRRewriter rewriter(&getContext(), &sets);
-    sets.dissolve(getOperation(), rewriter);
-    SmallVector<ProjectionGroup> groups =
-        fusedGroups(getOperation(), sets, options);
-    std::vector<bool> fused(groups.size());
-    for (size_t i = 0; i < groups.size(); ++i) {
-      if (fused[i])
-        continue;
-      SmallVector<ProjectionGroup> together{groups[i]};
-      for (size_t j = i + 1; j < groups.size(); ++j) {
-        if (fused[j] || !areSiblings(groups[i], groups[j], options))
+    auto fuse = [&](FusionSets &sets, RewriterBase &rewriter) {
+      SmallVector<ProjectionGroup> groups =
+          fusedGroups(getOperation(), sets, options);
+      auto anyGroups = [](ProjectionGroup &, ProjectionGroup &) {
+        return true;
+      };
+      for (SmallVector<ProjectionGroup> &loop :
+           siblingLoops(rewriter, groups, anyGroups, options)) {
+        if (loop.size() < 2)
           continue;
-        together.push_back(groups[j]);
-        if (!fitsColumnBlocks(together, options))
-          together.pop_back();
-        else
-          fused[j] = true;
+        SmallVector<Operation *> ops;
+        for (ProjectionGroup &group : loop)
+          llvm::append_range(ops, group.ops());
+        sets.unite(ops);
       }
-      if (together.size() < 2)
-        continue;
-      SmallVector<Operation *> ops;
-      for (ProjectionGroup &group : gatherSiblings(rewriter, together))
-        llvm::append_range(ops, group.ops());
-      sets.unite(ops);
-    }
-    sets.form(getOperation(), rewriter);
+    };
+    if (failed(runFusion(getOperation(), fuse)))
+      signalPassFailure();
   }
 };
 

@@ -83,9 +83,11 @@ void FusionSets::form(Operation *root, RewriterBase &rewriter) {
     if (it != setOf.end())
       sets[it->second].push_back(op);
   });
-  for (auto &[set, ops] : sets) {
+  for (auto &entry : sets) {
+    SmallVector<Operation *> &ops = entry.second;
+    Block *block = ops.front()->getBlock();
     if (ops.size() < 2 || llvm::any_of(ops, [&](Operation *op) {
-          return op->getBlock() != ops.front()->getBlock();
+          return op->getBlock() != block;
         }))
       continue;
     llvm::SmallPtrSet<Operation *, 8> inSet(ops.begin(), ops.end());

@@ -282,9 +282,10 @@ bool mlir::tfm::projection::areSiblings(ProjectionGroup &a, ProjectionGroup &b,
          startsEmpty(b);
 }
 
-SmallVector<ProjectionGroup>
-mlir::tfm::projection::gatherSiblings(RewriterBase &rewriter,
-                                      SmallVector<ProjectionGroup> siblings) {
+/// `siblings` in the order of their roots, with what each reads moved
+/// before the first root; those whose producers cannot move are left out.
+static SmallVector<ProjectionGroup>
+gatherSiblings(RewriterBase &rewriter, SmallVector<ProjectionGroup> siblings) {
   llvm::sort(siblings, [](ProjectionGroup &x, ProjectionGroup &y) {
     return x.root()->isBeforeInBlock(y.root());
   });
@@ -294,6 +295,38 @@ mlir::tfm::projection::gatherSiblings(RewriterBase &rewriter,
     if (succeeded(moveOperationDependencies(rewriter, group.root(), first)))
       gathered.push_back(group);
   return gathered;
+}
+
+SmallVector<SmallVector<ProjectionGroup>> mlir::tfm::projection::siblingLoops(
+    RewriterBase &rewriter, ArrayRef<ProjectionGroup> groups,
+    function_ref<bool(ProjectionGroup &, ProjectionGroup &)> mayShare,
+    const CPUCodegenOptions &options) {
+  SmallVector<ProjectionGroup> all(groups);
+  std::vector<bool> taken(all.size());
+  SmallVector<SmallVector<ProjectionGroup>> loops;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (taken[i])
+      continue;
+    taken[i] = true;
+    SmallVector<ProjectionGroup> together{all[i]};
+    for (size_t j = i + 1; j < all.size(); ++j) {
+      if (taken[j] || !mayShare(all[i], all[j]) ||
+          !areSiblings(all[i], all[j], options))
+        continue;
+      together.push_back(all[j]);
+      if (!fitsColumnBlocks(together, options))
+        together.pop_back();
+    }
+    if (together.size() > 1)
+      together = gatherSiblings(rewriter, std::move(together));
+    for (size_t j = i + 1; j < all.size(); ++j)
+      if (llvm::any_of(together, [&](ProjectionGroup &group) {
+            return group.root() == all[j].root();
+          }))
+        taken[j] = true;
+    loops.push_back(std::move(together));
+  }
+  return loops;
 }
 
 bufferization::MaterializeInDestinationOp

@@ -98,11 +98,15 @@ bool fitsColumnBlocks(ArrayRef<ProjectionGroup> groups,
 bool areSiblings(ProjectionGroup &a, ProjectionGroup &b,
                  const CPUCodegenOptions &options);
 
-/// `siblings` in the order of their roots, with what each reads moved
-/// before the first root, where their loop goes; those whose producers
-/// cannot move (side effects) are left out.
-SmallVector<ProjectionGroup> gatherSiblings(RewriterBase &rewriter,
-                                            SmallVector<ProjectionGroup> siblings);
+/// `groups` as the parallel loops they take: each with the later groups
+/// that `mayShare` accepts and that can share its loop (areSiblings, their
+/// column blocks fitting together), in the order of their roots, what each
+/// reads moved before the first root, where the loop goes. A group whose
+/// producers cannot move (side effects) takes a loop of its own.
+SmallVector<SmallVector<ProjectionGroup>>
+siblingLoops(RewriterBase &rewriter, ArrayRef<ProjectionGroup> groups,
+             function_ref<bool(ProjectionGroup &, ProjectionGroup &)> mayShare,
+             const CPUCodegenOptions &options);
 
 /// For a result that an entry point writes into its caller's buffer as a
 /// [B, S, N] view (the logits), the op that writes it there, so that the

@@ -1257,27 +1257,11 @@ struct TfmCPUTileProjectionsPass
     sets.dissolve(getOperation(), rewriter);
     SmallVector<ProjectionGroup> groups =
         fusedGroups(getOperation(), sets, options);
-    std::vector<bool> tiled(groups.size());
-    for (size_t i = 0; i < groups.size(); ++i) {
-      if (tiled[i])
-        continue;
-      SmallVector<ProjectionGroup> together{groups[i]};
-      tiled[i] = true;
-      for (size_t j = i + 1; j < groups.size(); ++j) {
-        if (tiled[j] || !sets.together(groups[i].root(), groups[j].root()) ||
-            !areSiblings(groups[i], groups[j], options))
-          continue;
-        together.push_back(groups[j]);
-        if (!fitsColumnBlocks(together, options))
-          together.pop_back();
-      }
-      if (together.size() > 1)
-        together = gatherSiblings(rewriter, std::move(together));
-      for (size_t j = i + 1; j < groups.size(); ++j)
-        if (llvm::any_of(together, [&](ProjectionGroup &group) {
-              return group.root() == groups[j].root();
-            }))
-          tiled[j] = true;
+    auto sameSet = [&](ProjectionGroup &a, ProjectionGroup &b) {
+      return sets.together(a.root(), b.root());
+    };
+    for (SmallVector<ProjectionGroup> &together :
+         siblingLoops(rewriter, groups, sameSet, options)) {
       auto [main, tail] =
           *blockingOf(together.front().projections.front(), options);
       tileProjectionGroups(rewriter, together, main, tail, vectorWidth,

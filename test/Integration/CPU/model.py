@@ -92,21 +92,30 @@ for name, config in MODELS.items():
         print(f"{'PASS' if ok else 'FAIL'} {name} B={batch} S={length}: "
               f"error {error:.2e} (tolerance 1e-05)")
 
+
+
+def check_compiled(label, forward, config, batch, length):
+    """Calls `forward` on random f32 parameters (fan-in scaled) and tokens
+    against the float64 reference; prints and returns whether it is within
+    1e-5."""
+    params = {s["name"]: (rng.standard_normal(s["shape"]) / np.sqrt(s["shape"][-1]) + (
+        1.0 if s["name"].endswith("norm.weight") else 0.0)).astype(np.float32)
+              for s in forward.inputs[2:]}
+    ids = rng.integers(0, config["vocab_size"], (batch, length)).astype(np.int32)
+    positions = np.tile(np.arange(length, dtype=np.int32), (batch, 1))
+    logits = forward(ids, positions, *params.values())
+    expected = reference.language_model(config, params, ids, positions)
+    error = np.abs(logits - expected).max() / np.abs(expected).max()
+    print(f"{'PASS' if error <= 1e-5 else 'FAIL'} {label}: "
+          f"error {error:.2e} (tolerance 1e-05)")
+    return error <= 1e-5
+
+
 # An AVX2-only target (--mcpu=x86-64-v3) computes the same numbers.
 config = MODELS["mistral_window"]
 forward = runtime.Library(compiler.compile_model(
     config, workdir / "mistral_avx2.so", cpu="x86-64-v3"))["forward"]
-params = {s["name"]: (rng.standard_normal(s["shape"]) / np.sqrt(s["shape"][-1]) + (
-    1.0 if s["name"].endswith("norm.weight") else 0.0)).astype(np.float32)
-          for s in forward.inputs[2:]}
-ids = rng.integers(0, config["vocab_size"], (2, 13)).astype(np.int32)
-positions = np.tile(np.arange(13, dtype=np.int32), (2, 1))
-logits = forward(ids, positions, *params.values())
-expected = reference.language_model(config, params, ids, positions)
-error = np.abs(logits - expected).max() / np.abs(expected).max()
-failures += not error <= 1e-5
-print(f"{'PASS' if error <= 1e-5 else 'FAIL'} mistral_window on x86-64-v3: "
-      f"error {error:.2e} (tolerance 1e-05)")
+failures += not check_compiled("mistral_window on x86-64-v3", forward, config, 2, 13)
 
 # bf16 and f16 models: parameters and activations in 16 bits, accumulation
 # in f32; within 1e-2 of the float64 reference on the rounded weights. Every
@@ -237,16 +246,6 @@ config = MODELS["llama_tied"]
 forward = runtime.Library(compiler.compile_model(
     config, workdir / "llama_unfused.so",
     flags=["--no-fuse-projections"]))["forward"]
-params = {s["name"]: (rng.standard_normal(s["shape"]) / np.sqrt(s["shape"][-1]) + (
-    1.0 if s["name"].endswith("norm.weight") else 0.0)).astype(np.float32)
-          for s in forward.inputs[2:]}
-ids = rng.integers(0, config["vocab_size"], (1, 51)).astype(np.int32)
-positions = np.arange(51, dtype=np.int32)[None]
-logits = forward(ids, positions, *params.values())
-expected = reference.language_model(config, params, ids, positions)
-error = np.abs(logits - expected).max() / np.abs(expected).max()
-failures += not error <= 1e-5
-print(f"{'PASS' if error <= 1e-5 else 'FAIL'} llama_tied unfused: "
-      f"error {error:.2e} (tolerance 1e-05)")
+failures += not check_compiled("llama_tied unfused", forward, config, 1, 51)
 
 sys.exit(1 if failures else 0)
