@@ -1,5 +1,7 @@
 // RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-fuse-projection-epilogues,tfm-cpu-fuse-viewed-epilogues,tfm-cpu-fuse-sibling-projections),canonicalize,cse)' | FileCheck %s
 // RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-fuse-sibling-projections),canonicalize,cse)' | FileCheck %s --check-prefix=ALONE
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tfm-cpu-fuse-sibling-projections{register-rows=0}))' 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: error: vector-width and register-rows must be positive, got vector-width=16 register-rows=0
 
 // q, k and v of the same rows, blocked alike (32-column register blocks,
 // 64-step panels, no column tail): one region, which yields the three

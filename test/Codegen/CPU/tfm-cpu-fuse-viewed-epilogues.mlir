@@ -1,5 +1,7 @@
 // RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-fuse-projection-epilogues,tfm-cpu-fuse-viewed-epilogues),canonicalize,cse)' | FileCheck %s
 // RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-fuse-viewed-epilogues),canonicalize,cse)' | FileCheck %s --check-prefix=ALONE
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tfm-cpu-fuse-viewed-epilogues{vector-width=0}))' 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: error: vector-width and register-rows must be positive, got vector-width=0 register-rows=8
 
 // RoPE of a projection's 4 heads (head dim 64): the [M, 4, 2, 32] view of
 // the projection's result, the slices of each pair's two members and the
