@@ -79,14 +79,16 @@ void mlir::tfm::buildTfmCPUVectorStage(
   pm.addPass(createTfmCPUDecomposeOnlineAttentionPass());
   if (!options.vectorize)
     return;
-  if (options.fuseProjections) {
+  if (options.normProjection)
     pm.addNestedPass<func::FuncOp>(createTfmFuseNormProjectionPass());
+  if (options.projectionEpilogues)
     pm.addNestedPass<func::FuncOp>(createTfmCPUFuseProjectionEpiloguesPass());
+  if (options.viewedEpilogues)
     pm.addNestedPass<func::FuncOp>(
         createTfmCPUFuseViewedEpiloguesPass(options.cpuCodegen()));
+  if (options.siblingProjections)
     pm.addNestedPass<func::FuncOp>(
         createTfmCPUFuseSiblingProjectionsPass(options.cpuCodegen()));
-  }
   pm.addNestedPass<func::FuncOp>(
       createTfmCPUTileProjectionsPass(options.cpuCodegen()));
   pm.addNestedPass<func::FuncOp>(createTfmCPUTileRowsPass());

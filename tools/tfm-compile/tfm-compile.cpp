@@ -96,11 +96,12 @@ cl::opt<unsigned> optLevel("O", cl::desc("Optimization level 0-3"),
   cl::opt<int64_t> field(flag, cl::desc(description), cl::init(value),         \
                          cl::cat(category));
 #include "tfm/Dialect/Tfm/Transforms/AttentionTilingOptions.def"
-cl::opt<bool> noFuseProjections(
-    "no-fuse-projections",
-    cl::desc("CPU: compute each projection alone, without its norm, "
-             "epilogues or siblings (the fusion passes off)"),
-    cl::cat(category));
+cl::opt<std::string> noFuse(
+    "no-fuse",
+    cl::desc("CPU: leave out these projection fusions, comma-separated: "
+             "norm-projection, projection-epilogues, viewed-epilogues, "
+             "sibling-projections, or all (each projection alone)"),
+    cl::value_desc("fusions"), cl::cat(category));
 cl::opt<std::string> headerPath(
     "header", cl::desc("Also write the C header of the entry points here"),
     cl::value_desc("path"), cl::cat(category));
@@ -168,7 +169,9 @@ int main(int argc, char **argv) {
   targetOptions.features = features;
   targetOptions.gpuArch = gpuArch;
   targetOptions.optLevel = optLevel;
-  targetOptions.fuseProjections = !noFuseProjections;
+  if (std::string error = targetOptions.fusions.disable(noFuse);
+      !error.empty())
+    return fail("--no-fuse: " + error);
 #define TFM_ATTENTION_LOWERING_FLAG(field, flag, description)                 \
   targetOptions.attention.field = field;
 #define TFM_ATTENTION_TILING_OPTION(field, flag, value, description)          \

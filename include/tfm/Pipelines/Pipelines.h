@@ -28,12 +28,11 @@ struct TfmLowerToLLVMPipelineOptions
   PassOptions::Option<int64_t> field{*this, flag, llvm::cl::desc(description), \
                                      llvm::cl::init(value)};
 #include "tfm/Dialect/Tfm/Transforms/AttentionTilingOptions.def"
-  PassOptions::Option<bool> fuseProjections{
-      *this, "fuse-projections",
-      llvm::cl::desc("Fold norms into projections and compute projections "
-                     "with their epilogues and siblings "
-                     "(tfm-fuse-norm-projection, tfm-cpu-fuse-*)"),
-      llvm::cl::init(true)};
+#define TFM_PROJECTION_FUSION(field, name, description)                       \
+  PassOptions::Option<bool> field{*this, "fuse-" name,                         \
+                                  llvm::cl::desc(description),                 \
+                                  llvm::cl::init(true)};
+#include "tfm/Codegen/ProjectionFusions.def"
   PassOptions::Option<bool> vectorize{
       *this, "vectorize",
       llvm::cl::desc("Tile static linalg ops to register blocks and "

@@ -12,6 +12,7 @@
 #ifndef TFM_TARGET_TARGETBACKEND_H
 #define TFM_TARGET_TARGETBACKEND_H
 
+#include "tfm/Codegen/ProjectionFusions.h"
 #include "tfm/Dialect/Tfm/Transforms/AttentionTilingOptions.h"
 #include "tfm/Runtime/Manifest.h"
 
@@ -55,10 +56,8 @@ struct TargetOptions {
   /// Target-independent: how the linalg stage of every target lowers
   /// attention (tiled, with which tiles, or the reference lowering).
   AttentionTilingOptions attention;
-  /// The CPU: fold norms into projections and compute projections with
-  /// their epilogues and siblings (tfm-fuse-norm-projection and the
-  /// tfm-cpu-fuse-* passes); off, each projection is computed alone.
-  bool fuseProjections = true;
+  /// The CPU: which projection fusion passes run (all by default).
+  ProjectionFusions fusions;
 };
 
 class TargetBackend {

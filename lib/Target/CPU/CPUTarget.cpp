@@ -40,7 +40,9 @@ public:
             const TargetOptions &options)
       : machine(std::move(machine)), optLevel(options.optLevel) {
     pipeline.setAttentionTiling(options.attention);
-    pipeline.fuseProjections = options.fuseProjections;
+#define TFM_PROJECTION_FUSION(field, name, description)                       \
+  pipeline.field = options.fusions.field;
+#include "tfm/Codegen/ProjectionFusions.def"
     configureForTarget(pipeline, *this->machine);
     auto stage = [&](llvm::StringRef name,
                      void (*build)(OpPassManager &,

@@ -238,14 +238,14 @@ for what, bad_ids, bad_positions, message in cases:
         failures += not ok
         print(f"{'PASS' if ok else 'FAIL'} {what} refused: {error}")
 
-# Without the projection fusions (tfm-compile --no-fuse-projections): each
+# Without the projection fusions (tfm-compile --no-fuse=all): each
 # projection alone, its norm, epilogues and RoPE apart, within the same
 # tolerance.
 rng = np.random.default_rng(29)
 config = MODELS["llama_tied"]
 forward = runtime.Library(compiler.compile_model(
     config, workdir / "llama_unfused.so",
-    flags=["--no-fuse-projections"]))["forward"]
+    flags=["--no-fuse=all"]))["forward"]
 failures += not check_compiled("llama_tied unfused", forward, config, 1, 51)
 
 sys.exit(1 if failures else 0)

@@ -1,6 +1,6 @@
 # RUN: %python %s %t/default
 # RUN: %python %s %t/avx2 --mcpu=x86-64-v3
-# RUN: %python %s %t/unfused --no-fuse-projections
+# RUN: %python %s %t/unfused --no-fuse=all
 #
 # Projections through the CPU's blocked form (tfm-cpu-tile-projections)
 # against the float64 oracle: run-time row counts M of 1, 3, 5, 7, 8, 10,
@@ -16,7 +16,7 @@
 # bias; bf16 decode rows through AVX-512 BF16 dot products; FFNs and residuals whose epilogues run on the column blocks; q, k and v in one loop;
 # q and k rotated (RoPE) on their column blocks; LayerNorm'd rows normalized
 # as the projections read them; for AVX-512 and for AVX2 (8-lane vectors),
-# and with the fusion passes off (--no-fuse-projections: each projection
+# and with the fusion passes off (--no-fuse=all: each projection
 # computed alone, its epilogue, RoPE and norm apart).
 
 import sys
@@ -32,9 +32,9 @@ suite = Suite(sys.argv[1])
 
 def normalized(rows, element):
     """A norm's result as the projections read it: folded into them, as it
-    is (more accurate); with the fusion passes off (--no-fuse-projections),
+    is (more accurate); with the fusion passes off (--no-fuse=all),
     rounded to its 16-bit element type first, as the op's type says."""
-    if element == "f32" or "--no-fuse-projections" not in suite.flags:
+    if element == "f32" or "--no-fuse=all" not in suite.flags:
         return rows
     return rounded(rows, element)
 
