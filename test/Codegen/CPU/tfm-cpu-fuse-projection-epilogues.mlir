@@ -1,10 +1,6 @@
 // RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-fuse-projection-epilogues),canonicalize,cse)' | FileCheck %s
 // Run twice, the second pass reads the regions of the first and forms them again.
 // RUN: tfm-opt %s --split-input-file --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-fuse-projection-epilogues,tfm-cpu-fuse-projection-epilogues),canonicalize,cse)' | FileCheck %s
-// The same in stock mlir-opt, through the plugin.
-// RUN: %mlir_opt %s --load-dialect-plugin=%tfm_libs/TfmPlugin%shlibext \
-// RUN:   --load-pass-plugin=%tfm_libs/TfmPlugin%shlibext --split-input-file \
-// RUN:   --pass-pipeline='builtin.module(convert-tfm-to-linalg,canonicalize,func.func(tfm-cpu-fuse-projection-epilogues),canonicalize,cse)' | FileCheck %s
 
 // A gated FFN: gate, up and silu(gate) * up in one region, which yields
 // the product alone (no [M, d_ff] gate or up tensor leaves it); down_proj,
