@@ -72,17 +72,6 @@ runFusion(Operation *root,
   return success();
 }
 
-/// The projections under `root` that `options` blocks.
-SmallVector<linalg::GenericOp> projectionsOf(Operation *root,
-                                             const CPUCodegenOptions &options) {
-  SmallVector<linalg::GenericOp> projections;
-  root->walk([&](linalg::GenericOp op) {
-    if (isProjection(op) && blockingOf(op, options))
-      projections.push_back(op);
-  });
-  return projections;
-}
-
 struct TfmCPUFuseProjectionEpiloguesPass
     : tfm::impl::TfmCPUFuseProjectionEpiloguesPassBase<
           TfmCPUFuseProjectionEpiloguesPass> {
@@ -117,7 +106,7 @@ struct TfmCPUFuseViewedEpiloguesPass
     CPUCodegenOptions options = codegenOptions();
     auto fuse = [&](FusionSets &sets, RewriterBase &) {
       SmallVector<linalg::GenericOp> projections =
-          projectionsOf(getOperation(), options);
+          blockedProjections(getOperation(), options);
       auto isTileable = [&](linalg::GenericOp op) {
         return llvm::is_contained(projections, op);
       };

@@ -2,7 +2,6 @@
 
 #include "FusionSets.h"
 
-#include "tfm/Codegen/Projection.h"
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
 
 #include "llvm/ADT/MapVector.h"
@@ -127,11 +126,8 @@ void FusionSets::form(Operation *root, RewriterBase &rewriter) {
 SmallVector<ProjectionGroup>
 mlir::tfm::projection::fusedGroups(Operation *root, const FusionSets &sets,
                                    const CPUCodegenOptions &options) {
-  SmallVector<linalg::GenericOp> projections;
-  root->walk([&](linalg::GenericOp op) {
-    if (isProjection(op) && blockingOf(op, options))
-      projections.push_back(op);
-  });
+  SmallVector<linalg::GenericOp> projections =
+      blockedProjections(root, options);
   auto isTileable = [&](linalg::GenericOp op) {
     return llvm::is_contained(projections, op);
   };

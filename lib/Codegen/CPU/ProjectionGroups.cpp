@@ -204,6 +204,17 @@ mlir::tfm::projection::blockingOf(linalg::GenericOp projection,
   return std::make_pair(main, tail);
 }
 
+SmallVector<linalg::GenericOp>
+mlir::tfm::projection::blockedProjections(Operation *root,
+                                          const CPUCodegenOptions &options) {
+  SmallVector<linalg::GenericOp> projections;
+  root->walk([&](linalg::GenericOp op) {
+    if (isProjection(op) && blockingOf(op, options))
+      projections.push_back(op);
+  });
+  return projections;
+}
+
 /// Column blocks divide every range: NB as blockingOf picks it, for the
 /// columns all the groups have in common (siblings: gcd(Nq, Nk, Nv), or
 /// N less its tail), in whole units of their views (RoPE: whole heads).

@@ -74,6 +74,11 @@ ProjectionGroup groupOf(linalg::GenericOp projection,
 std::optional<std::pair<Blocking, std::optional<Blocking>>>
 blockingOf(linalg::GenericOp projection, const CPUCodegenOptions &options);
 
+/// The projections under `root` that `options` blocks (blockingOf), in
+/// walk order.
+SmallVector<linalg::GenericOp>
+blockedProjections(Operation *root, const CPUCodegenOptions &options);
+
 /// The column blocks of projection groups tiled in one loop: NB for the
 /// packed form, and the weight rows a thread streams at a time; 0 where
 /// none fits.
