@@ -188,10 +188,13 @@ def library_name(impl, logits, dtype):
 
 def tfm_call(path, ids, positions, weights, dtype):
     """The forward of the library at `path`, bound to these arrays."""
-    forward = runtime.Library(path)["forward"]
+    library = runtime.Library(path)
+    forward = library["forward"]
     convert = runtime.to_bf16 if dtype == "bf16" else (lambda a: a)
+    params = {name: convert(array) for name, array in weights.items()}
+    params.update(library.prepare(params))  # weights packed once, if so built
     return forward.bind(ids, positions,
-                        *[convert(weights[s["name"]]) for s in forward.inputs[2:]])
+                        *[params[s["name"]] for s in forward.inputs[2:]])
 
 
 def interleaved(impls, directory, logits, ids, positions, weights, reps, dtype):

@@ -48,10 +48,34 @@ def source(config, dtype):
     for name, n, k in shapes(config):
         x, w, y = (f"tensor<1x?x{k}x{dtype}>", f"tensor<{n}x{k}x{dtype}>",
                    f"tensor<1x?x{n}x{dtype}>")
-        text += (f"func.func @{entry(name)}(%x: {x}, %w: {w}) -> {y} {{\n"
+        text += (f'func.func @{entry(name)}(%x: {x} {{tfm.name = "x"}}, '
+                 f'%w: {w} {{tfm.name = "{weight(name)}"}}) -> {y} {{\n'
                  f"  %y = tfm.linear %x, %w : ({x}, {w}) -> {y}\n"
                  f"  return %y : {y}\n}}\n")
     return text
+
+
+def weight(name):
+    """The weight's input name: one per shape, so that a library compiled
+    with --prepack-weights packs each once (its prepare_weights)."""
+    return f"w.{entry(name)}"
+
+
+def bound_call(library, name, x, w):
+    """`library`'s entry point of shape `name` bound to x and w, and to
+    w's packed panels where the library reads weights packed once."""
+    spec = library[entry(name)]
+    named = {"x": x, weight(name): w}
+    prepare = library.entry_points.get(runtime.PREPARE_WEIGHTS)
+    if prepare and any(s["name"] == weight(name) for s in prepare.inputs):
+        # The packed panels of this weight alone: prepare_weights wants
+        # every weight, the others' given as zeros.
+        weights = {s["name"]: np.zeros(s["shape"], runtime.NUMPY_DTYPES[s["dtype"]])
+                   for s in prepare.inputs if s["name"] != weight(name)}
+        weights[weight(name)] = w
+        named.update((k, v) for k, v in library.prepare(weights).items()
+                     if k in {s["name"] for s in spec.inputs})
+    return spec.bind(**named)
 
 
 def aligned(array, alignment=64):
@@ -101,7 +125,7 @@ def worker(impl, directory, dtype, rows_list, reps):
                 to_f32 = lambda t: t.float().numpy()  # noqa: E731
             else:
                 convert = runtime.to_bf16 if dtype == "bf16" else (lambda a: a)
-                call = library[entry(name)].bind(aligned(convert(x)), aligned(convert(w)))
+                call = bound_call(library, name, aligned(convert(x)), aligned(convert(w)))
                 to_f32 = runtime.from_bf16 if dtype == "bf16" else (lambda a: a)
             result = call()  # warm-up
             seconds = []
@@ -123,7 +147,7 @@ def interleaved(impls, directory, dtype, rows_list, reps):
     for name, n, k in shapes(FULL):
         for rows in rows_list:
             x, w = (aligned(convert(a)) for a in inputs(n, k, rows))
-            calls = [library[entry(name)].bind(x, w) for library in libraries]
+            calls = [bound_call(library, name, x, w) for library in libraries]
             results = [call() for call in calls]  # warm-up
             seconds = [[] for _ in calls]
             deadline = time.perf_counter() + 2.0

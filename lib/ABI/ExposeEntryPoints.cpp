@@ -70,6 +70,10 @@ static LogicalResult exposeEntryPoint(func::FuncOp func) {
     argument.replaceAllUsesExcept(toTensor, toTensor);
   }
 
+  func->setAttr(kInputCountAttr,
+                IntegerAttr::get(IntegerType::get(func.getContext(), 64),
+                                 numInputs));
+
   // One output buffer per other result, appended after the inputs; it keeps
   // the result's attributes (its `tfm.name`).
   SmallVector<Value> outputs;

@@ -4,6 +4,7 @@
 
 #include "tfm/ABI/Attributes.h"
 #include "tfm/ABI/Transforms.h"
+#include "tfm/Runtime/Manifest.h"
 #include "tfm/Support/InputLimits.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -34,10 +35,14 @@ static std::optional<std::string> dtypeOf(Type type) {
   return std::nullopt;
 }
 
+/// The signature of a ranked tensor (an entry point before the ABI) or of
+/// a memref (after it).
 static FailureOr<TensorSignature> signatureOf(func::FuncOp func, Type type,
                                               StringAttr name,
                                               std::string fallback) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
+  auto tensor = dyn_cast<ShapedType>(type);
+  if (tensor && !tensor.hasRank())
+    tensor = nullptr;
   std::optional<std::string> dtype =
       tensor ? dtypeOf(tensor.getElementType()) : std::nullopt;
   if (!dtype)
@@ -151,6 +156,49 @@ void mlir::tfm::resolveOutputDimSources(ModuleOp linalgModule,
             DimSource{argument.getArgNumber(), static_cast<unsigned>(*index)};
     }
   }
+}
+
+LogicalResult
+mlir::tfm::collectPreparedInputs(ModuleOp module,
+                                 std::vector<EntryPoint> &entryPoints) {
+  auto inputCount = [](func::FuncOp func) -> unsigned {
+    auto count = func->getAttrOfType<IntegerAttr>(kInputCountAttr);
+    return count ? count.getInt() : 0;
+  };
+  auto argument = [](func::FuncOp func, unsigned i, llvm::StringRef fallback) {
+    return signatureOf(func, func.getArgument(i).getType(),
+                       func.getArgAttrOfType<StringAttr>(i, kNameAttr),
+                       llvm::formatv("{0}{1}", fallback, i).str());
+  };
+  bool prepared = false;
+  for (EntryPoint &entry : entryPoints) {
+    auto func = module.lookupSymbol<func::FuncOp>(entry.name);
+    prepared |= entry.name == kPrepareWeightsEntry;
+    // Appended after the inputs it had: the dim sources keep their indices.
+    for (unsigned i = entry.inputs.size(), e = func ? inputCount(func) : 0;
+         i < e; ++i) {
+      auto signature = argument(func, i, "arg");
+      if (failed(signature))
+        return failure();
+      entry.inputs.push_back(*signature);
+    }
+  }
+  auto func =
+      module.lookupSymbol<func::FuncOp>(llvm::StringRef(kPrepareWeightsEntry));
+  if (!func || prepared)
+    return success();
+  EntryPoint entry;
+  entry.name = std::string(kPrepareWeightsEntry);
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+    bool input = i < inputCount(func);
+    auto signature = argument(func, i, input ? "arg" : "result");
+    if (failed(signature))
+      return failure();
+    signature->dimSources.assign(signature->shape.size(), std::nullopt);
+    (input ? entry.inputs : entry.outputs).push_back(*signature);
+  }
+  entryPoints.push_back(std::move(entry));
+  return success();
 }
 
 void mlir::tfm::collectRuntimeChecks(ModuleOp module,

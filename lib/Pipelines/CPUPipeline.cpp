@@ -91,6 +91,8 @@ void mlir::tfm::buildTfmCPUVectorStage(
         createTfmCPUFuseSiblingProjectionsPass(options.cpuCodegen()));
   pm.addNestedPass<func::FuncOp>(
       createTfmCPUTileProjectionsPass(options.cpuCodegen()));
+  if (options.prepackWeights)
+    pm.addPass(createTfmCPUPrepareWeightsPass());
   pm.addNestedPass<func::FuncOp>(createTfmCPUTileRowsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(

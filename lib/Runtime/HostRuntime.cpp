@@ -290,6 +290,11 @@ tfm_status tfmCallCreate(TfmLibrary *library, const char *entry,
                     return candidate.name == "forward";
                   }))
     entry = "forward";
+  // Nor does it run the entry point that packs the weights.
+  if (!entry && entries.size() == 2)
+    for (size_t i = 0; i < 2; ++i)
+      if (entries[1 - i].name == kPrepareWeightsEntry)
+        entry = entries[i].name.c_str();
   if (!entry) {
     if (entries.size() != 1) {
       std::string names;

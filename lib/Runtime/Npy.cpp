@@ -299,9 +299,11 @@ llvm::Expected<HostArray> mlir::tfm::parseNpy(llvm::StringRef data,
     return bad(llvm::formatv("expected {0} data bytes for {1}, found {2}",
                              *expected, array.describe(), payload.size()));
   array.bytes.assign(payload.bytes_begin(), payload.bytes_end());
-  if (header->fortranOrder)
-    array.bytes =
+  if (header->fortranOrder) {
+    std::vector<uint8_t> rowMajor =
         toRowMajor(array.bytes, array.shape, elementSize(array.dtype));
+    array.bytes.assign(rowMajor.begin(), rowMajor.end());
+  }
   return array;
 }
 

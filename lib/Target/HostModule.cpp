@@ -154,8 +154,11 @@ static llvm::Error addPackedEntryPoint(llvm::Module &module,
 static void stripABIAttributes(ModuleOp module) {
   module.walk([](LLVM::LLVMFuncOp func) {
     func->removeAttr(kChecksAttr);
+    func->removeAttr(kInputCountAttr);
     for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
-      func.removeArgAttr(i, kNameAttr);
+      for (llvm::StringRef name :
+           {kNameAttr, kPackedWeightAttr, kPackedScaleAttr})
+        func.removeArgAttr(i, name);
     for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
       func.removeResultAttr(i, kNameAttr);
   });

@@ -69,6 +69,8 @@ class Model:
         self.decode = library["decode"]
         if isinstance(params, (str, os.PathLike)):
             params = safetensors.load_checkpoint(params)
+        # Weights packed once, if the library reads them so.
+        params = {**params, **library.prepare(params)}
         inputs = self.prefill.inputs
         self.caches = [spec for spec in inputs if spec.get("updated")]
         first = 3 + len(self.caches)

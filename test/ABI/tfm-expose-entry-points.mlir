@@ -2,7 +2,7 @@
 
 // CHECK-LABEL: func.func @block
 // CHECK-SAME: (%[[X:[^:]+]]: memref<?x64xf32>, %[[W:[^:]+]]: memref<64xf32>, %[[OUT:[^:]+]]: memref<?x64xf32>) -> i32
-// CHECK-SAME: attributes {llvm.emit_c_interface}
+// CHECK-SAME: attributes {llvm.emit_c_interface, tfm.input_count = 2 : i64}
 // CHECK-DAG: %[[XT:.+]] = bufferization.to_tensor %[[X]] restrict : memref<?x64xf32> to tensor<?x64xf32>
 // CHECK-DAG: %[[WT:.+]] = bufferization.to_tensor %[[W]] restrict : memref<64xf32> to tensor<64xf32>
 // CHECK: %[[Y:.+]] = tfm.rms_norm %[[XT]], %[[WT]]

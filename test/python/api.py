@@ -1,7 +1,8 @@
 # RUN: %python %s %t
 #
 # The Python package's API: compile a description, call by position and by
-# name, safetensors round trips (bf16 included), and the errors it raises.
+# name, weights packed once (Library.prepare), safetensors round trips (bf16
+# included), and the errors it raises.
 
 import pathlib
 import sys
@@ -44,6 +45,20 @@ assert np.array_equal(loaded["a"], params["model.norm.weight"])
 assert np.array_equal(loaded["ids"], ids)
 assert np.allclose(runtime.from_bf16(loaded["b"]), [1.0, -2.5, 3.140625])
 
+# Weights packed once: Library.prepare makes the packed inputs by name
+# (nothing for a library without them); without them the call is refused.
+assert library.prepare(params) == {}
+prepacked = runtime.Library(compiler.compile_model(
+    config, out / "prepacked.so", flags=["--prepack-weights"]))
+assert list(prepacked.entry_points) == ["forward", "prefill", "decode", "prepare_weights"]
+packed = prepacked.prepare(params)
+assert "model.layers.0.self_attn.q_proj.weight.packed" in packed, sorted(packed)
+assert np.array_equal(prepacked["forward"](input_ids=ids, position_ids=positions,
+                                           **params, **packed), by_name)
+expect(TypeError, "missing inputs ['model.layers.0.self_attn.q_proj.weight.packed'",
+       lambda: prepacked["forward"](input_ids=ids, position_ids=positions, **params))
+expect(KeyError, "prepare_weights: parameters missing: ['model.layers.0.self_attn.q_proj.weight'",
+       lambda: prepacked.prepare({}))
 
 expect(FileNotFoundError, "no compiled library", lambda: runtime.Library(out / "nope.so"))
 expect(KeyError, "no entry point 'backward'", lambda: library["backward"])

@@ -102,6 +102,13 @@ cl::opt<std::string> noFuse(
              "norm-projection, projection-epilogues, viewed-epilogues, "
              "sibling-projections, or all (each projection alone)"),
     cl::value_desc("fusions"), cl::cat(category));
+cl::opt<bool> prepackWeights(
+    "prepack-weights",
+    cl::desc("CPU: f32 weights packed once, by the library's "
+             "prepare_weights entry point, into inputs of their own "
+             "(NAME.packed) that the other entry points read in place of "
+             "packing them in every call"),
+    cl::cat(category));
 cl::opt<std::string> headerPath(
     "header", cl::desc("Also write the C header of the entry points here"),
     cl::value_desc("path"), cl::cat(category));
@@ -169,6 +176,7 @@ int main(int argc, char **argv) {
   targetOptions.features = features;
   targetOptions.gpuArch = gpuArch;
   targetOptions.optLevel = optLevel;
+  targetOptions.prepackWeights = prepackWeights;
   if (std::string error = targetOptions.fusions.disable(noFuse);
       !error.empty())
     return fail("--no-fuse: " + error);
@@ -291,6 +299,8 @@ int main(int argc, char **argv) {
       return 1;
     resolveOutputDimSources(work, entryPoints);
     if (failed(lowerModule(work, **target, "bufferized", options, "linalg")))
+      return 1;
+    if (failed(collectPreparedInputs(work, entryPoints)))
       return 1;
     collectRuntimeChecks(work, entryPoints);
     if (onTheWay)

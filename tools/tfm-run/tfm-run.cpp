@@ -301,10 +301,12 @@ llvm::Expected<HostArray> randomArray(const TensorSignature &spec,
   return made;
 }
 
-/// The arrays of `entry`'s inputs but those marked in `skip`, from the
-/// --input files, then the --params checkpoint, then --random-params.
-llvm::Expected<std::vector<Input>> collectInputs(const EntryPoint &entry,
-                                                 const std::vector<bool> &skip) {
+/// The arrays of `entry`'s inputs but those marked in `skip` or `made`,
+/// from the --input files, then the --params checkpoint, then
+/// --random-params.
+llvm::Expected<std::vector<Input>> collectGiven(const EntryPoint &entry,
+                                                const std::vector<bool> &skip,
+                                                const std::vector<bool> &made) {
   std::vector<std::optional<HostArray>> bound(entry.inputs.size());
   std::vector<std::string> origin(entry.inputs.size());
   for (const std::string &flag : inputs) {
@@ -315,6 +317,10 @@ llvm::Expected<std::vector<Input>> collectInputs(const EntryPoint &entry,
     if (skip[index])
       return llvm::createStringError("input '" + entry.inputs[index].name +
                                      "' is given by --generate");
+    if (made[index])
+      return llvm::createStringError(
+          "input '" + entry.inputs[index].name + "' is made by the entry "
+          "point " + std::string(kPrepareWeightsEntry) + " from the weights");
     auto array = readNpy(path);
     if (!array)
       return array.takeError();
@@ -331,7 +337,7 @@ llvm::Expected<std::vector<Input>> collectInputs(const EntryPoint &entry,
       // GPT-2 checkpoints saved from the base model lack the prefix.
       if (index < 0)
         index = findTensor(entry.inputs, "transformer." + name);
-      if (index < 0 || skip[index])
+      if (index < 0 || skip[index] || made[index])
         continue;
       if (inCheckpoint[index])
         return llvm::createStringError(
@@ -348,7 +354,7 @@ llvm::Expected<std::vector<Input>> collectInputs(const EntryPoint &entry,
   std::mt19937_64 rng(randomSeed < 0 ? 0 : randomSeed);
   std::vector<Input> collected(entry.inputs.size());
   for (auto [i, spec] : llvm::enumerate(entry.inputs)) {
-    if (skip[i])
+    if (skip[i] || made[i])
       continue;
     bool isFloat = spec.dtype == "f32" || spec.dtype == "f16" ||
                    spec.dtype == "bf16";
@@ -417,6 +423,69 @@ CallPtr createCall(TfmLibrary *library, const char *entry) {
   return CallPtr(call);
 }
 
+/// The arrays of `entry`'s inputs but those marked in `skip`
+/// (collectGiven's), where the inputs that the library's prepare_weights
+/// makes (weights packed once) are made by it, from the others.
+llvm::Expected<std::vector<Input>> collectInputs(TfmLibrary *library,
+                                                 const EntryPoint &entry,
+                                                 const std::vector<bool> &skip) {
+  std::vector<bool> made(entry.inputs.size());
+  CallPtr prepare;
+  EntryPoint prepareEntry;
+  for (int i = 0, e = tfmLibraryEntryCount(library); i < e; ++i)
+    if (tfmLibraryEntryName(library, i) == kPrepareWeightsEntry &&
+        entry.name != kPrepareWeightsEntry) {
+      TfmCall *call = nullptr;
+      if (tfmCallCreate(library, tfmLibraryEntryName(library, i), &call) !=
+          TFM_OK)
+        return llvm::createStringError(tfmLastError());
+      prepare.reset(call);
+      prepareEntry = describeCall(call);
+    }
+  for (auto [i, spec] : llvm::enumerate(entry.inputs))
+    made[i] = prepare && !skip[i] && findTensor(prepareEntry.outputs, spec.name) >= 0;
+  llvm::Expected<std::vector<Input>> collected =
+      collectGiven(entry, skip, made);
+  if (!collected || llvm::none_of(made, [](bool m) { return m; }))
+    return collected;
+  auto failed = [&](const llvm::Twine &what) {
+    return llvm::createStringError(std::string(kPrepareWeightsEntry) + ": " +
+                                   what.str());
+  };
+  for (auto [i, spec] : llvm::enumerate(prepareEntry.inputs)) {
+    int index = findTensor(entry.inputs, spec.name);
+    if (index < 0 || skip[index] || made[index])
+      return failed("it needs input '" + spec.name + "', which entry point '" +
+                    entry.name + "' does not take");
+    const HostArray &array = (*collected)[index].array;
+    if (tfmCallSetInput(prepare.get(), i, array.dtype.c_str(),
+                        array.shape.size(), array.shape.data(),
+                        array.bytes.data()) != TFM_OK)
+      return failed(llvm::Twine(tfmLastError()) + " (from '" +
+                    (*collected)[index].origin + "')");
+  }
+  std::vector<HostArray> packed;
+  for (auto [i, spec] : llvm::enumerate(prepareEntry.outputs)) {
+    llvm::Expected<HostArray> array = makeArray(spec.dtype, spec.shape);
+    if (!array)
+      return failed("output '" + spec.name + "': " +
+                    llvm::toString(array.takeError()));
+    packed.push_back(std::move(*array));
+    HostArray &out = packed.back();
+    if (tfmCallSetOutput(prepare.get(), i, out.dtype.c_str(), out.shape.size(),
+                         out.shape.data(), out.bytes.data()) != TFM_OK)
+      return failed(tfmLastError());
+  }
+  if (tfmCallInvoke(prepare.get(), nullptr) != TFM_OK)
+    return failed(tfmLastError());
+  for (auto [i, spec] : llvm::enumerate(entry.inputs))
+    if (made[i])
+      (*collected)[i] = {
+          std::move(packed[findTensor(prepareEntry.outputs, spec.name)]),
+          std::string(kPrepareWeightsEntry)};
+  return collected;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -476,7 +545,10 @@ int main(int argc, char **argv) {
     options.seed = samplingSeed;
     if (eosTokenId.getNumOccurrences())
       options.eosTokenId = eosTokenId;
-    if (llvm::Error error = generate(library.get(), options, collectInputs))
+    auto collect = [&](const EntryPoint &entry, const std::vector<bool> &skip) {
+      return collectInputs(library.get(), entry, skip);
+    };
+    if (llvm::Error error = generate(library.get(), options, collect))
       return fail(llvm::toString(std::move(error)));
     return 0;
   }
@@ -488,7 +560,8 @@ int main(int argc, char **argv) {
   const EntryPoint entry = describeCall(call.get());
 
   llvm::Expected<std::vector<Input>> collected =
-      collectInputs(entry, std::vector<bool>(entry.inputs.size()));
+      collectInputs(library.get(), entry,
+                    std::vector<bool>(entry.inputs.size()));
   if (!collected)
     return fail(llvm::toString(collected.takeError()));
   std::vector<Input> &bound = *collected;

@@ -25,6 +25,17 @@ constexpr llvm::StringLiteral kUpdatesAttr = "tfm.updates";
 /// entry point's runtime checks, in status order.
 constexpr llvm::StringLiteral kChecksAttr = "tfm.checks";
 
+/// Function attribute set by tfm-expose-entry-points: how many of the entry
+/// point's arguments are inputs (the outputs follow them).
+constexpr llvm::StringLiteral kInputCountAttr = "tfm.input_count";
+
+/// Argument attributes of an input that holds a weight packed once
+/// (tfm-cpu-tile-projections with prepack-weights): the names of the input
+/// it is packed from and of the input that scales its steps, if any. The
+/// entry point kPrepareWeightsEntry (tfm/Runtime/Manifest.h) makes it.
+constexpr llvm::StringLiteral kPackedWeightAttr = "tfm.packed_weight";
+constexpr llvm::StringLiteral kPackedScaleAttr = "tfm.packed_scale";
+
 } // namespace mlir::tfm
 
 #endif // TFM_ABI_ATTRIBUTES_H

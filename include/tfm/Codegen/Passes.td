@@ -327,8 +327,25 @@ def TfmCPUTileProjectionsPass
       and each result is a column view of the buffer. `NB` is the largest
       multiple of `NR` up to 128 that divides every `N`.
 
-    Options: `vector-width`, `register-rows` and `bf16-dot`, defined once
-    for the CPU passes that form vector code (`CPUCodegenOptions.def`).
+    Weights packed once (`prepack-weights`). An f32 projection of the
+    packed form whose weight is an entry point's input (through its
+    `bufferization.to_tensor`), as is its column scale if it has one, reads
+    its `[KC, NR]` panels from an input of its own instead of packing them
+    in every call: `[Nm / NR, K, NR]` f32 (`Nm`: the columns whole `NB`
+    blocks cover; each `NR`-column panel transposed and scaled, contiguous,
+    as `packScaled` makes it), inserted after the other inputs
+    (`tfm.input_count`), named `<weight>.packed`, with `tfm.packed_weight`
+    and `tfm.packed_scale` naming what it is made from. The register blocks
+    prefetch the next panels themselves into L2 (each its share of their
+    steps), as they prefetch the weight rows that packing reads otherwise.
+    The streamed form and the tail columns read the weight as before.
+    `tfm-cpu-prepare-weights` then builds the entry point that makes these
+    inputs. Inputs are matched by name across entry points: one name is
+    one array.
+
+    Options: `vector-width`, `register-rows`, `bf16-dot` and
+    `prepack-weights`, defined once for the CPU passes that form vector
+    code (`CPUCodegenOptions.def`).
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",
@@ -338,6 +355,36 @@ def TfmCPUTileProjectionsPass
                            "::mlir::tensor::TensorDialect",
                            "::mlir::vector::VectorDialect",
                            "::mlir::x86vector::X86VectorDialect"];
+}
+
+def TfmCPUPrepareWeightsPass
+    : Pass<"tfm-cpu-prepare-weights", "::mlir::ModuleOp"> {
+  let summary = "the entry point that packs the weights read packed";
+  let description = [{
+    Builds the public function `prepare_weights` from the inputs that
+    `tfm-cpu-tile-projections` (with `prepack-weights`) added to the entry
+    points: one output per distinct packed input (by name), made from the
+    weight and scale inputs its attributes name, in the entry-point ABI of
+    `tfm-expose-entry-points` (memref inputs, then outputs, `i32` status):
+
+    ```
+    func.func @prepare_weights(%w: memref<N x K x f32> {tfm.name = "w"},
+        %g: memref<K x f32> {tfm.name = "g"},
+        %p: memref<Nm/NR x K x NR x f32> {tfm.name = "w.packed"}) -> i32
+      // %p[j, k, c] = w[j * NR + c, k] * g[k], threads over the panels j
+    ```
+
+    A library calls it once, when its parameters are bound (Python's
+    `Library.prepare`, `tfm-run`), and passes its outputs to the other
+    entry points with the weights. Two packed inputs of one name that are
+    made differently, or a module that has a `prepare_weights` already,
+    are errors. Without packed inputs it does nothing.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def TfmCPUTileRowsPass : Pass<"tfm-cpu-tile-rows", "::mlir::func::FuncOp"> {

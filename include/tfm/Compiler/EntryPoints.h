@@ -24,6 +24,13 @@ FailureOr<std::vector<EntryPoint>> collectEntryPoints(ModuleOp module);
 void resolveOutputDimSources(ModuleOp linalgModule,
                              std::vector<EntryPoint> &entryPoints);
 
+/// Adds the inputs that the pipeline added to entry points of `module`
+/// lowered to the bufferized stage (weights packed once, named
+/// `<weight>.packed`), and the entry point that makes them,
+/// prepare_weights, where the module has one.
+LogicalResult collectPreparedInputs(ModuleOp module,
+                                    std::vector<EntryPoint> &entryPoints);
+
 /// Reads the runtime checks (`tfm.checks`, from tfm-insert-runtime-checks)
 /// of every entry point of `module` lowered to the bufferized stage.
 void collectRuntimeChecks(ModuleOp module,

@@ -23,12 +23,42 @@
 
 namespace mlir::tfm {
 
+namespace detail {
+void *allocateHostBytes(size_t bytes);
+void freeHostBytes(void *memory, size_t bytes);
+} // namespace detail
+
+/// Allocates the bytes of host arrays: those of 2 MiB and more in memory
+/// the kernel backs with 2 MiB pages where it can (transparent huge pages,
+/// asked for before the first touch; lib/Runtime/HostMemory.cpp). Weights
+/// packed once are read in place, block by block, and in 4 KiB pages their
+/// TLB misses cost what packing them per call did.
+template <typename T> struct HostAllocator {
+  using value_type = T;
+  HostAllocator() = default;
+  template <typename U> HostAllocator(const HostAllocator<U> &) {}
+  T *allocate(size_t n) {
+    return static_cast<T *>(detail::allocateHostBytes(n * sizeof(T)));
+  }
+  void deallocate(T *memory, size_t n) {
+    detail::freeHostBytes(memory, n * sizeof(T));
+  }
+  template <typename U> bool operator==(const HostAllocator<U> &) const {
+    return true;
+  }
+  template <typename U> bool operator!=(const HostAllocator<U> &) const {
+    return false;
+  }
+};
+
+using HostBytes = std::vector<uint8_t, HostAllocator<uint8_t>>;
+
 /// An array whose shape has been checked (by makeArray or a reader): its size
 /// fits kMaxArrayBytes, so element counts and strides cannot overflow.
 struct HostArray {
   std::string dtype;
   std::vector<int64_t> shape;
-  std::vector<uint8_t> bytes;
+  HostBytes bytes;
 
   int64_t numElements() const { return bytes.size() / elementSize(dtype); }
   /// "[2, 3] f32"

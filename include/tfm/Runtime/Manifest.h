@@ -25,6 +25,12 @@
 
 namespace mlir::tfm {
 
+/// The entry point of a library compiled with prepacked weights
+/// (tfm-compile --prepack-weights) that makes, from the weights, the inputs
+/// `<weight>.packed` that the other entry points read too: a caller runs it
+/// once, when it binds the weights.
+inline constexpr std::string_view kPrepareWeightsEntry = "prepare_weights";
+
 /// Dim `dim` of input `input`.
 struct DimSource {
   unsigned input;

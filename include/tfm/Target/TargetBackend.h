@@ -58,6 +58,9 @@ struct TargetOptions {
   AttentionTilingOptions attention;
   /// The CPU: which projection fusion passes run (all by default).
   ProjectionFusions fusions;
+  /// The CPU: f32 weights packed once by a prepare_weights entry point
+  /// rather than in every call.
+  bool prepackWeights = false;
 };
 
 class TargetBackend {

@@ -12,6 +12,9 @@ std::string mlir::tfm::CPUCodegenOptions::validate() const {
     return "bf16-dot must be 0 or 1, got " + std::to_string(bf16Dot);
   if (amx != 0 && amx != 1)
     return "amx must be 0 or 1, got " + std::to_string(amx);
+  if (prepackWeights != 0 && prepackWeights != 1)
+    return "prepack-weights must be 0 or 1, got " +
+           std::to_string(prepackWeights);
   if (amx && !bf16Dot)
     return "amx=1 needs bf16-dot=1 (the rows AMX blocks leave run through "
            "dot products)";

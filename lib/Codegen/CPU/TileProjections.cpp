@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FusionSets.h"
+#include "PackedWeights.h"
 #include "ProjectionBlocks.h"
 #include "ProjectionGroups.h"
 
@@ -193,46 +194,6 @@ using ColumnBlockFn =
     function_ref<Value(OpBuilder &, Location, Value a,
                        linalg::GenericOp projection, Value init, Value nBlock)>;
 
-/// w[row : +rows, k0 : +depth] in f32 as [rows / columns, depth, columns]:
-/// each NR-column panel transposed into [KC, NR] of its own, contiguous, so
-/// that a register block's panel spreads over all of L1's sets (in one
-/// [KC, NB] panel its rows lay NB x 4 bytes apart: a quarter of the sets
-/// for NB = 128). Its steps are scaled by `scale`[k0 : +depth] when there
-/// is a scale (an RMSNorm's weight).
-Value packScaled(OpBuilder &b, Location loc, Value w, Value scale, Value row,
-                 Value k0, int64_t rows, int64_t depth, int64_t columns) {
-  LinalgBuilder lb(b, loc);
-  Value tile = slice2D(b, loc, w, row, k0, b.getIndexAttr(rows),
-                       b.getIndexAttr(depth));
-  assert(rows % columns == 0 && "a column block holds whole NR-column panels");
-  int64_t panels = rows / columns;
-  Value strips = tensor::ExpandShapeOp::create(
-      b, loc,
-      RankedTensorType::get({panels, columns, depth},
-                            getElementTypeOrSelf(w.getType())),
-      tile, SmallVector<ReassociationIndices>{{0, 1}, {2}});
-  // Loops (panel, step, column).
-  SmallVector<Value> inputs{strips};
-  SmallVector<AffineMap> maps{lb.map(3, {0, 2, 1})};
-  if (scale) {
-    inputs.push_back(scaleSteps(b, loc, scale, k0, depth));
-    maps.push_back(lb.map(3, {1}));
-  }
-  return lb.generic(
-      inputs, maps,
-      lb.empty({b.getIndexAttr(panels), b.getIndexAttr(depth),
-                b.getIndexAttr(columns)},
-               lb.f32()),
-      lb.map(3, {0, 1, 2}), {Iter::parallel, Iter::parallel, Iter::parallel},
-      [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
-        Value value = LinalgBuilder::toF32(nb, nl, args[0]);
-        if (args.size() == 3)
-          value = arith::MulFOp::create(nb, nl, value,
-                                        LinalgBuilder::toF32(nb, nl, args[1]));
-        return value;
-      });
-}
-
 /// Prefetches into L2 what packing the next panel of a column block reads,
 /// w[row : +NB, k : +KC] after w[nBlock : +NB, k0 : +KC] (the next step of
 /// k, or the first panel of the next column block), while this panel's
@@ -241,27 +202,37 @@ Value packScaled(OpBuilder &b, Location loc, Value w, Value scale, Value row,
 /// products wait for those reads at every panel (with the weights in L3,
 /// about a tenth of a projection of 128 rows). Each register block of rows
 /// prefetches its share of the weight rows of its NR columns.
+///
+/// With the weights packed once (`packed`: w is [Nm / NR, K, NR]), the
+/// next panels themselves: each NR-column panel's KC steps of NR values
+/// (contiguous, but in 4 KiB pages the hardware prefetchers stop at; read
+/// without this, f32 projections ran 3-14% slower than packing per call),
+/// shared out over the register blocks and the parts of their steps.
 class NextPanelPrefetch {
 public:
   NextPanelPrefetch(OpBuilder &b, Location loc, Value w, Value fullRows,
-                    const Blocking &blocking, int64_t panelDepth)
-      : blocking(blocking), panelDepth(panelDepth) {
+                    const Blocking &blocking, int64_t panelDepth, bool packed)
+      : blocking(blocking), panelDepth(panelDepth), packed(packed) {
     auto type = cast<RankedTensorType>(w.getType());
     weights = bufferization::ToBufferOp::create(
         b, loc, bufferization::getMemRefTypeWithFullyDynamicLayout(type), w,
         /*readOnly=*/true);
-    weightRows = type.getDimSize(0);
+    weightRows = packed ? type.getDimSize(0) * type.getDimSize(2)
+                        : type.getDimSize(0);
     depth = type.getDimSize(1);
     int64_t elementBytes = type.getElementTypeBitWidth() / 8;
     lineSteps = kCacheLine / elementBytes;
-    lines = llvm::divideCeil(panelDepth * elementBytes, kCacheLine);
-    // Weight rows per register block: NR over the blocks (at least one).
-    Value blocks = arith::MaxSIOp::create(
+    // Lines per weight row's panel, or per step of a packed panel.
+    lines = llvm::divideCeil(
+        (packed ? blocking.columns : panelDepth) * elementBytes, kCacheLine);
+    blocks = arith::MaxSIOp::create(
         b, loc,
         arith::DivUIOp::create(b, loc, fullRows, index(b, loc, blocking.rows)),
         index(b, loc, 1));
-    rowsPerBlock = arith::CeilDivUIOp::create(
-        b, loc, index(b, loc, blocking.columns), blocks);
+    // Weight rows per register block: NR over the blocks (at least one).
+    if (!packed)
+      rowsPerBlock = arith::CeilDivUIOp::create(
+          b, loc, index(b, loc, blocking.columns), blocks);
   }
 
   /// Which panel follows the one at (nBlock, k0).
@@ -279,11 +250,14 @@ public:
   }
 
   /// Part `part` of `parts` of the share of the register block at row m0
-  /// of the columns at n1: that part of each of its rows' lines.
+  /// of the columns at n1: that part of each of its rows' lines (packed:
+  /// of its steps).
   void share(OpBuilder &b, Location loc, Value n1, Value m0, int64_t part = 0,
              int64_t parts = 1) {
     Value block =
         arith::DivUIOp::create(b, loc, m0, index(b, loc, blocking.rows));
+    if (packed)
+      return packedShare(b, loc, n1, block, part, parts);
     Value first = arith::AddIOp::create(
         b, loc, n1, arith::MulIOp::create(b, loc, block, rowsPerBlock));
     Value last = arith::MinSIOp::create(
@@ -312,9 +286,41 @@ private:
     return arith::ConstantIndexOp::create(b, loc, value);
   }
 
+  /// share() of a packed panel: the steps of slot block x parts + part.
+  void packedShare(OpBuilder &b, Location loc, Value n1, Value block,
+                   int64_t part, int64_t parts) {
+    Value panel = arith::DivUIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, nextRow, n1),
+        index(b, loc, blocking.columns));
+    Value perSlot = arith::CeilDivUIOp::create(
+        b, loc, index(b, loc, panelDepth),
+        arith::MulIOp::create(b, loc, blocks, index(b, loc, parts)));
+    Value slot = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, block, index(b, loc, parts)),
+        index(b, loc, part));
+    Value first = arith::MinSIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, slot, perSlot),
+        index(b, loc, panelDepth));
+    Value last = arith::MinSIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, first, perSlot),
+        index(b, loc, panelDepth));
+    scf::ForOp::create(
+        b, loc, first, last, index(b, loc, 1), ValueRange{},
+        [&](OpBuilder &rb, Location rl, Value r, ValueRange) {
+          Value step = arith::AddIOp::create(rb, rl, nextStep, r);
+          for (int64_t line = 0; line < lines; ++line)
+            memref::PrefetchOp::create(
+                rb, rl, weights,
+                ValueRange{panel, step, index(rb, rl, line * lineSteps)},
+                /*isWrite=*/false, /*localityHint=*/2, /*isDataCache=*/true);
+          scf::YieldOp::create(rb, rl);
+        });
+  }
+
   const Blocking &blocking;
   int64_t panelDepth, weightRows, depth, lineSteps, lines;
-  Value weights, rowsPerBlock, nextRow, nextStep;
+  bool packed;
+  Value weights, blocks, rowsPerBlock, nextRow, nextStep;
 };
 
 /// The packed form of the file comment for one column block: Kᵀ panels
@@ -324,11 +330,12 @@ private:
 /// a `transform` (a projection that transformsRows), each [M, KC] panel of
 /// the rows is transformed first, once per column block. On AMX tiles, the
 /// rows after the whole 32-row blocks are `amxTail` (paddedTailRows of
-/// `a`), one more block.
+/// `a`), one more block. With `prepacked` (prepackedWeight, f32 only), the
+/// panels are slices of it instead, scale and all.
 Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
                         Value scale, linalg::GenericOp transform, Value init,
                         Value nBlock, const Blocking &blocking, bool pairs,
-                        bool amx, Value amxTail) {
+                        bool amx, Value amxTail, Value prepacked) {
   int64_t depth = cast<RankedTensorType>(w.getType()).getDimSize(1);
   int64_t panelDepth =
       pairs ? blockSize(depth, 32, kMaxPanelDepth) : blocking.depth;
@@ -355,7 +362,9 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
         builder, loc, rowsValue,
         arith::RemUIOp::create(builder, loc, rowsValue,
                                index(builder, loc, kAMXBlockRows)));
-  NextPanelPrefetch prefetch(builder, loc, w, fullRows, blocking, panelDepth);
+  NextPanelPrefetch prefetch(builder, loc, prepacked ? prepacked : w,
+                             fullRows, blocking, panelDepth,
+                             /*packed=*/bool(prepacked));
   auto kLoop = scf::ForOp::create(
       builder, loc, index(builder, loc, 0), index(builder, loc, depth),
       index(builder, loc, panelDepth), ValueRange{init},
@@ -368,11 +377,30 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
         assert((!pairs || (!scale && !transform &&
                            getElementTypeOrSelf(a.getType()).isBF16())) &&
                "pairs read rows rounded before the column loop");
-        Value packed =
-            pairs ? packBF16Pairs(b, l, w, nBlock, k0, blocking.block,
-                                  panelDepth, /*asBF16=*/amxTiles)
-                  : packScaled(b, l, w, scale, nBlock, k0, blocking.block,
-                               panelDepth, blocking.columns);
+        assert((!prepacked || !pairs) && "only f32 panels are packed once");
+        Value packed;
+        if (prepacked) {
+          OpFoldResult one = b.getIndexAttr(1);
+          Value firstPanel = arith::DivUIOp::create(
+              b, l, nBlock, index(b, l, blocking.columns));
+          packed = tensor::ExtractSliceOp::create(
+              b, l,
+              RankedTensorType::get({blocking.block / blocking.columns,
+                                     panelDepth, blocking.columns},
+                                    b.getF32Type()),
+              prepacked,
+              ArrayRef<OpFoldResult>{firstPanel, k0, b.getIndexAttr(0)},
+              ArrayRef<OpFoldResult>{
+                  b.getIndexAttr(blocking.block / blocking.columns),
+                  b.getIndexAttr(panelDepth), b.getIndexAttr(blocking.columns)},
+              ArrayRef<OpFoldResult>{one, one, one});
+        } else {
+          packed = pairs ? packBF16Pairs(b, l, w, nBlock, k0, blocking.block,
+                                         panelDepth, /*asBF16=*/amxTiles)
+                         : packScaled(b, l, w, scale, nBlock, k0,
+                                      blocking.block, panelDepth,
+                                      blocking.columns);
+        }
         // The rows the blocks read, and their first step.
         Value rows = a, rowStep = k0;
         if (transform) {
@@ -899,7 +927,8 @@ Value outputView(RewriterBase &rewriter, linalg::GenericOp root) {
 void tileProjectionGroups(RewriterBase &rewriter,
                           MutableArrayRef<ProjectionGroup> groups,
                           Blocking main, std::optional<Blocking> tail,
-                          int64_t lanes, bool bf16Dot, bool amx) {
+                          int64_t lanes, bool bf16Dot, bool amx,
+                          bool prepack) {
   ProjectionGroup &first = groups.front();
   linalg::GenericOp root = first.root();
   Location loc = root.getLoc();
@@ -1035,13 +1064,17 @@ void tileProjectionGroups(RewriterBase &rewriter,
     return perPairRows(rounded,
                        [&](Value rows) { return paddedTailRows(b, l, rows); });
   };
+  // The weights packed once (prepack-weights), by projection: the columns
+  // of the main blocks only.
+  llvm::DenseMap<Operation *, Value> prepacked, packedPerCall;
   auto packedWith = [bf16Dot,
                      amx](const Blocking &blocking,
                           const llvm::DenseMap<Operation *, Value> &rounded,
-                          const llvm::DenseMap<Value, Value> &tails) {
-    return [blocking, bf16Dot, amx, &rounded,
-            &tails](OpBuilder &b, Location l, Value a,
-                    linalg::GenericOp projection, Value init, Value nBlock) {
+                          const llvm::DenseMap<Value, Value> &tails,
+                          const llvm::DenseMap<Operation *, Value> &once) {
+    return [blocking, bf16Dot, amx, &rounded, &tails,
+            &once](OpBuilder &b, Location l, Value a,
+                   linalg::GenericOp projection, Value init, Value nBlock) {
       Value w = projection.getDpsInputs()[1];
       bool pairs = bf16Dot && canPackBF16Dot(w, blocking);
       Value scale = columnScaleOf(projection);
@@ -1051,9 +1084,10 @@ void tileProjectionGroups(RewriterBase &rewriter,
         scale = Value();
         transform = linalg::GenericOp();
       }
-      return packedColumnBlock(b, l, a, w, scale, transform, init, nBlock,
-                               blocking, pairs, amx,
-                               pairs ? tails.lookup(a) : Value());
+      return packedColumnBlock(
+          b, l, a, w, scale, transform, init, nBlock, blocking, pairs, amx,
+          pairs ? tails.lookup(a) : Value(),
+          pairs ? Value() : once.lookup(projection));
     };
   };
   // The streamed forms read the rows prepared once per call: in bf16 for
@@ -1103,6 +1137,13 @@ void tileProjectionGroups(RewriterBase &rewriter,
   };
   ColumnBlocks blocks = columnBlocks(groups, main, tail.has_value());
   main.block = blocks.packed;
+  if (prepack)
+    for (const ColumnRange &range : mainRanges)
+      for (linalg::GenericOp projection : range.group->projections)
+        if (!(bf16Dot && canPackBF16Dot(projection.getDpsInputs()[1], main)))
+          if (Value once = prepackedWeight(rewriter, projection, main.columns,
+                                           range.count))
+            prepacked[projection] = once;
   int64_t streamBlock = blocks.streamed;
   int64_t tailBlock = tail ? tail->block : 0;
   Value rows = tensor::DimOp::create(rewriter, loc, first.rows(), 0);
@@ -1162,8 +1203,9 @@ void tileProjectionGroups(RewriterBase &rewriter,
         llvm::DenseMap<Operation *, Value> rounded = roundOnce(b, l);
         auto packed = [&](OpBuilder &pb, Location pl) {
           llvm::DenseMap<Value, Value> tails = padOnce(pb, pl, rounded);
-          loops(pb, pl, main.block, tailBlock, packedWith(main, rounded, tails),
-                packedWith(tail ? *tail : main, rounded, tails));
+          loops(pb, pl, main.block, tailBlock,
+                packedWith(main, rounded, tails, prepacked),
+                packedWith(tail ? *tail : main, rounded, tails, packedPerCall));
         };
         if (!inPlaceAMX) {
           packed(b, l);
@@ -1262,7 +1304,8 @@ struct TfmCPUTileProjectionsPass
           *blockingOf(together.front().projections.front(), options);
       tileProjectionGroups(rewriter, together, main, tail, vectorWidth,
                            bf16Dot != 0 && vectorWidth == 16,
-                           amx != 0 && bf16Dot != 0 && vectorWidth == 16);
+                           amx != 0 && bf16Dot != 0 && vectorWidth == 16,
+                           prepackWeights != 0);
     }
   }
 };

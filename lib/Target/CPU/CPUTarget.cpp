@@ -44,6 +44,7 @@ public:
   pipeline.field = options.fusions.field;
 #include "tfm/Codegen/ProjectionFusions.def"
     configureForTarget(pipeline, *this->machine);
+    pipeline.prepackWeights = options.prepackWeights;
     auto stage = [&](llvm::StringRef name,
                      void (*build)(OpPassManager &,
                                    const TfmLowerToLLVMPipelineOptions &),

@@ -13,7 +13,7 @@
 # of W positions); Llama 3's scaled RoPE frequencies; a GPT-2 model (learned positions, LayerNorm, biases,
 # GPT-2 checkpoint names); a post-norm model with prompts of different
 # lengths; f16 and bf16 (logits within 1e-2 of the
-# reference fed the same tokens). Also: sampling is reproducible from a
+# reference fed the same tokens); weights packed once (--prepack-weights). Also: sampling is reproducible from a
 # seed, top_k = 1 is greedy, and bad caches, lengths and prompts are refused
 # before anything runs.
 
@@ -63,10 +63,11 @@ def reference_logits(config, params, sequence):
     return reference.language_model(config, params, ids, positions)[0, -1]
 
 
-def run_greedy(name, config, prompts, steps=32, dtype="f32", tolerance=1e-4):
+def run_greedy(name, config, prompts, steps=32, dtype="f32", tolerance=1e-4,
+               flags=()):
     """Greedy generation against the reference recomputing each prefix."""
     library = runtime.Library(compiler.compile_model(
-        dict(config, dtype=dtype), workdir / f"{name}.so"))
+        dict(config, dtype=dtype), workdir / f"{name}.so", flags=flags))
     device, exact = random_params(library["forward"].inputs, dtype)
     model = generation.Model(library, device)
     steps_logits = []
@@ -111,6 +112,12 @@ run_greedy("llama_f16", dict(LLAMA, num_layers=1), [prompts[0]], steps=8, dtype=
            tolerance=1e-2)
 run_greedy("llama_bf16", dict(LLAMA, num_layers=1), [prompts[0]], steps=8, dtype="bf16",
            tolerance=1e-2)
+# Weights packed once (--prepack-weights): generation.Model runs the
+# library's prepare_weights when it binds them; prompts of 45 and 52 tokens
+# take the packed panels in prefill (decode streams the weights as before).
+run_greedy("llama_prepacked", LLAMA, [rng.integers(0, 89, 45).tolist(),
+                                      rng.integers(0, 89, 52).tolist()],
+           steps=8, flags=["--prepack-weights"])
 # Post-norm: prefill's last layer takes each row's last token before its
 # residual add and norm, as pre-norm does before its output projection.
 run_greedy("post_norm", dict(LLAMA, norm_placement="post"),

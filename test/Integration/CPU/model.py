@@ -8,7 +8,7 @@
 # GPT-2 model under GPT-2 checkpoint names, and a model for each FFN kind
 # those leave out (geglu, gelu, silu). Each library is called at B·S = 5,
 # 51, 7 and (where its positions reach) 129. One model also compiles with the
-# projection fusions off.
+# projection fusions off, and two with their weights packed once.
 
 import pathlib
 import sys
@@ -247,5 +247,41 @@ forward = runtime.Library(compiler.compile_model(
     config, workdir / "llama_unfused.so",
     flags=["--no-fuse=all"]))["forward"]
 failures += not check_compiled("llama_tied unfused", forward, config, 1, 51)
+
+# Weights packed once (tfm-compile --prepack-weights): the library's
+# prepare_weights makes each f32 weight's packed panels (a folded RMSNorm's
+# weight scaling them) from the parameters, and forward reads them
+# with the parameters. Its logits are those of the library that packs them
+# in every call, bit for bit, at M of 5 and 7 (weights streamed), 51 and
+# 129 (packed panels, 8-row blocks with rows left), with vocabularies that
+# leave columns past the whole blocks (97, 59, 67; packed per call);
+# LayerNorm folded into the projections, with biases; GPT-2 checkpoint names,
+# whose Conv1D weights ([K, N], read transposed) keep packing per call (only
+# the tied head is packed once).
+for name in ["llama_tied", "gelu_layer_norm", "gpt2_checkpoint_names"]:
+    config = MODELS[name]
+    library = runtime.Library(compiler.compile_model(
+        config, workdir / f"{name}_prepacked.so", flags=["--prepack-weights"]))
+    forward, per_call = library["forward"], runtime.Library(workdir / f"{name}.so")["forward"]
+    params = {s["name"]: (rng.standard_normal(s["shape"]) / np.sqrt(s["shape"][-1]) + (
+        1.0 if s["name"].endswith("weight") and ("norm" in s["name"] or ".ln_" in s["name"])
+        else 0.0)).astype(np.float32) for s in per_call.inputs[2:]}
+    packed = library.prepare(params)
+    bound = {**params, **packed}
+    sizes = [(1, 5), (3, 17), (1, 7)]
+    if config.get("positions", {}).get("max_positions", 129) >= 129:
+        sizes.append((1, 129))
+    for batch, length in sizes:
+        ids = rng.integers(0, config["vocab_size"], (batch, length)).astype(np.int32)
+        positions = np.tile(np.arange(length, dtype=np.int32), (batch, 1))
+        logits = forward(ids, positions, *[bound[s["name"]] for s in forward.inputs[2:]])
+        expected = reference.language_model(config, params, ids, positions)
+        error = np.abs(logits - expected).max() / np.abs(expected).max()
+        same = np.array_equal(logits, per_call(ids, positions, *params.values()))
+        ok = len(packed) > 0 and error <= 1e-5 and same
+        failures += not ok
+        print(f"{'PASS' if ok else 'FAIL'} {name} prepacked B={batch} S={length}: "
+              f"{len(packed)} packed weights, error {error:.2e} (tolerance 1e-05), "
+              f"{'the same' if same else 'NOT the same'} logits as packed per call")
 
 sys.exit(1 if failures else 0)
