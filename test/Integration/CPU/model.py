@@ -61,27 +61,40 @@ MODELS = {
         "num_kv_heads": 1, "d_ff": 72, "ffn": "silu", "tie_embeddings": True},
 }
 
-failures = 0
-for name, config in MODELS.items():
-    library = runtime.Library(compiler.compile_model(config, workdir / f"{name}.so"))
-    forward = library["forward"]
+
+
+def random_params(inputs):
+    """Random f32 parameters for these inputs (a forward's, after the ids
+    and positions): norm weights around 1, other weights fan-in scaled, as
+    trained ones are. (At 0.3 instead, a random LLaMA-style model is so
+    ill-conditioned at S = 129 that f32 rounding alone moves its logits by
+    1e-5: the untiled reference lowering of the attention measured the
+    same.)"""
     params = {}
-    for spec in forward.inputs[2:]:
-        # Other weights fan-in scaled, as trained ones are. (At 0.3 instead,
-        # a random LLaMA-style model is so ill-conditioned at S = 129 that f32
-        # rounding alone moves its logits by 1e-5: the untiled reference
-        # lowering of the attention measured the same.)
+    for spec in inputs:
         is_norm = spec["name"].endswith("norm.weight") or "layernorm" in spec["name"] \
             or ".ln_" in spec["name"]
         scale = 1.0 if is_norm else 1.0 / np.sqrt(spec["shape"][-1])
         base = 1.0 if is_norm and spec["name"].endswith("weight") else 0.0
         params[spec["name"]] = (base + scale * rng.standard_normal(spec["shape"])).astype(np.float32)
-    # M = B·S of 5, 51, 7 and (where the positions reach) 129: streamed
-    # weights, packed ones, and 8-row blocks with rows left.
+    return params
+
+
+def sizes_of(config):
+    """(B, S) with M = B·S of 5, 51, 7 and (where the positions reach) 129:
+    streamed weights, packed ones, and 8-row blocks with rows left."""
     sizes = [(1, 5), (3, 17), (1, 7)]
     if config.get("positions", {}).get("max_positions", 129) >= 129:
         sizes.append((1, 129))
-    for batch, length in sizes:
+    return sizes
+
+
+failures = 0
+for name, config in MODELS.items():
+    library = runtime.Library(compiler.compile_model(config, workdir / f"{name}.so"))
+    forward = library["forward"]
+    params = random_params(forward.inputs[2:])
+    for batch, length in sizes_of(config):
         ids = rng.integers(0, config["vocab_size"], (batch, length)).astype(np.int32)
         positions = np.tile(np.arange(length, dtype=np.int32), (batch, 1))
         logits = forward(ids, positions, *params.values())
@@ -263,15 +276,10 @@ for name in ["llama_tied", "gelu_layer_norm", "gpt2_checkpoint_names"]:
     library = runtime.Library(compiler.compile_model(
         config, workdir / f"{name}_prepacked.so", flags=["--prepack-weights"]))
     forward, per_call = library["forward"], runtime.Library(workdir / f"{name}.so")["forward"]
-    params = {s["name"]: (rng.standard_normal(s["shape"]) / np.sqrt(s["shape"][-1]) + (
-        1.0 if s["name"].endswith("weight") and ("norm" in s["name"] or ".ln_" in s["name"])
-        else 0.0)).astype(np.float32) for s in per_call.inputs[2:]}
+    params = random_params(per_call.inputs[2:])
     packed = library.prepare(params)
     bound = {**params, **packed}
-    sizes = [(1, 5), (3, 17), (1, 7)]
-    if config.get("positions", {}).get("max_positions", 129) >= 129:
-        sizes.append((1, 129))
-    for batch, length in sizes:
+    for batch, length in sizes_of(config):
         ids = rng.integers(0, config["vocab_size"], (batch, length)).astype(np.int32)
         positions = np.tile(np.arange(length, dtype=np.int32), (batch, 1))
         logits = forward(ids, positions, *[bound[s["name"]] for s in forward.inputs[2:]])
