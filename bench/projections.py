@@ -61,20 +61,20 @@ def weight(name):
     return f"w.{entry(name)}"
 
 
-def bound_call(library, name, x, w):
-    """`library`'s entry point of shape `name` bound to x and w, and to
-    w's packed panels where the library reads weights packed once."""
+def packed_weights(library):
+    """The packed panels of every shape's weight where `library` reads
+    weights packed once (its prepare_weights), made once; else {}."""
+    weights = {weight(name): inputs(n, k, 1)[1] for name, n, k in shapes(FULL)}
+    return library.prepare(weights)
+
+
+def bound_call(library, packed, name, x, w):
+    """`library`'s entry point of shape `name` bound to x, w and, where it
+    reads them, w's packed panels (`packed`, packed_weights)."""
     spec = library[entry(name)]
     named = {"x": x, weight(name): w}
-    prepare = library.entry_points.get(runtime.PREPARE_WEIGHTS)
-    if prepare and any(s["name"] == weight(name) for s in prepare.inputs):
-        # The packed panels of this weight alone: prepare_weights wants
-        # every weight, the others' given as zeros.
-        weights = {s["name"]: np.zeros(s["shape"], runtime.NUMPY_DTYPES[s["dtype"]])
-                   for s in prepare.inputs if s["name"] != weight(name)}
-        weights[weight(name)] = w
-        named.update((k, v) for k, v in library.prepare(weights).items()
-                     if k in {s["name"] for s in spec.inputs})
+    named.update((s["name"], packed[s["name"]]) for s in spec.inputs
+                 if s["name"] in packed)
     return spec.bind(**named)
 
 
@@ -114,6 +114,7 @@ def worker(impl, directory, dtype, rows_list, reps):
         kernels = core().decode() if dtype == "f32" else "oneDNN"
     else:
         library = runtime.Library(directory / f"projections-{impl}-{dtype}.so")
+        packed = packed_weights(library)
         kernels = "-"
     for name, n, k in shapes(FULL):
         for rows in rows_list:
@@ -125,7 +126,8 @@ def worker(impl, directory, dtype, rows_list, reps):
                 to_f32 = lambda t: t.float().numpy()  # noqa: E731
             else:
                 convert = runtime.to_bf16 if dtype == "bf16" else (lambda a: a)
-                call = bound_call(library, name, aligned(convert(x)), aligned(convert(w)))
+                call = bound_call(library, packed, name, aligned(convert(x)),
+                                  aligned(convert(w)))
                 to_f32 = runtime.from_bf16 if dtype == "bf16" else (lambda a: a)
             result = call()  # warm-up
             seconds = []
@@ -142,12 +144,14 @@ def worker(impl, directory, dtype, rows_list, reps):
 def interleaved(impls, directory, dtype, rows_list, reps):
     libraries = [runtime.Library(directory / f"projections-{impl}-{dtype}.so")
                  for impl in impls]
+    packed = [packed_weights(library) for library in libraries]
     convert = runtime.to_bf16 if dtype == "bf16" else (lambda a: a)
     to_f32 = runtime.from_bf16 if dtype == "bf16" else (lambda a: a)
     for name, n, k in shapes(FULL):
         for rows in rows_list:
             x, w = (aligned(convert(a)) for a in inputs(n, k, rows))
-            calls = [bound_call(library, name, x, w) for library in libraries]
+            calls = [bound_call(library, made, name, x, w)
+                     for library, made in zip(libraries, packed)]
             results = [call() for call in calls]  # warm-up
             seconds = [[] for _ in calls]
             deadline = time.perf_counter() + 2.0

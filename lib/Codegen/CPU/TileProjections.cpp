@@ -1065,7 +1065,7 @@ void tileProjectionGroups(RewriterBase &rewriter,
                        [&](Value rows) { return paddedTailRows(b, l, rows); });
   };
   // The weights packed once (prepack-weights), by projection: the columns
-  // of the main blocks only.
+  // of the main blocks only, f32 (never bf16 pairs).
   llvm::DenseMap<Operation *, Value> prepacked, packedPerCall;
   auto packedWith = [bf16Dot,
                      amx](const Blocking &blocking,
@@ -1086,8 +1086,7 @@ void tileProjectionGroups(RewriterBase &rewriter,
       }
       return packedColumnBlock(
           b, l, a, w, scale, transform, init, nBlock, blocking, pairs, amx,
-          pairs ? tails.lookup(a) : Value(),
-          pairs ? Value() : once.lookup(projection));
+          pairs ? tails.lookup(a) : Value(), once.lookup(projection));
     };
   };
   // The streamed forms read the rows prepared once per call: in bf16 for
@@ -1140,10 +1139,9 @@ void tileProjectionGroups(RewriterBase &rewriter,
   if (prepack)
     for (const ColumnRange &range : mainRanges)
       for (linalg::GenericOp projection : range.group->projections)
-        if (!(bf16Dot && canPackBF16Dot(projection.getDpsInputs()[1], main)))
-          if (Value once = prepackedWeight(rewriter, projection, main.columns,
-                                           range.count))
-            prepacked[projection] = once;
+        if (Value once = prepackedWeight(rewriter, projection, main.columns,
+                                         range.count))
+          prepacked[projection] = once;
   int64_t streamBlock = blocks.streamed;
   int64_t tailBlock = tail ? tail->block : 0;
   Value rows = tensor::DimOp::create(rewriter, loc, first.rows(), 0);
