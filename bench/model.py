@@ -192,7 +192,7 @@ def tfm_call(path, ids, positions, weights, dtype):
     forward = library["forward"]
     convert = runtime.to_bf16 if dtype == "bf16" else (lambda a: a)
     params = {name: convert(array) for name, array in weights.items()}
-    params.update(library.prepare(params))  # weights packed once, if so built
+    params = library.prepare(params)  # weights packed once, if so built
     return forward.bind(ids, positions,
                         *[params[s["name"]] for s in forward.inputs[2:]])
 
@@ -225,9 +225,9 @@ def prepare(directory, config, batch, lengths, logits_modes, dtype, before=None)
     (directory / "model.json").write_text(json.dumps(config))
     start = time.perf_counter()
     for logits in logits_modes:
-        forward = runtime.Library(compiler.compile_model(
+        library = runtime.Library(compiler.compile_model(
             dict(config, logits=logits, dtype=dtype),
-            directory / library_name("tfm", logits, dtype)))["forward"]
+            directory / library_name("tfm", logits, dtype)))
     compile_seconds = (time.perf_counter() - start) / len(logits_modes)
     if before:  # `before` compiles the same description
         os.environ["TFM_COMPILE"] = str(before)
@@ -239,7 +239,7 @@ def prepare(directory, config, batch, lengths, logits_modes, dtype, before=None)
             del os.environ["TFM_COMPILE"]
     rng = np.random.default_rng(0)
     weights = {}
-    for spec in forward.inputs[2:]:
+    for spec in library.given_inputs("forward")[2:]:
         shape = spec["shape"]
         if len(shape) == 1:  # norm weights around 1
             weights[spec["name"]] = (1 + 0.1 * rng.standard_normal(shape)).astype(np.float32)

@@ -65,17 +65,16 @@ def packed_weights(library):
     """The packed panels of every shape's weight where `library` reads
     weights packed once (its prepare_weights), made once; else {}."""
     weights = {weight(name): inputs(n, k, 1)[1] for name, n, k in shapes(FULL)}
-    return library.prepare(weights)
+    return {name: array for name, array in library.prepare(weights).items()
+            if name not in weights}
 
 
 def bound_call(library, packed, name, x, w):
-    """`library`'s entry point of shape `name` bound to x, w and, where it
+    """`library`'s entry point of shape `name` bound to x and w or, where it
     reads them, w's packed panels (`packed`, packed_weights)."""
     spec = library[entry(name)]
-    named = {"x": x, weight(name): w}
-    named.update((s["name"], packed[s["name"]]) for s in spec.inputs
-                 if s["name"] in packed)
-    return spec.bind(**named)
+    given = {"x": x, weight(name): w, **packed}
+    return spec.bind(**{s["name"]: given[s["name"]] for s in spec.inputs})
 
 
 def aligned(array, alignment=64):

@@ -174,14 +174,42 @@ mlir::tfm::collectPreparedInputs(ModuleOp module,
   for (EntryPoint &entry : entryPoints) {
     auto func = module.lookupSymbol<func::FuncOp>(entry.name);
     prepared |= entry.name == kPrepareWeightsEntry;
-    // Appended after the inputs it had: the dim sources keep their indices.
-    for (unsigned i = entry.inputs.size(), e = func ? inputCount(func) : 0;
-         i < e; ++i) {
+    if (!func)
+      continue;
+    // The inputs it no longer takes (weights it reads packed) go; the
+    // others keep their order, the packed inputs come after them.
+    llvm::SmallDenseSet<int64_t> dropped;
+    if (auto indices =
+            func->getAttrOfType<DenseI64ArrayAttr>(kDroppedInputsAttr))
+      dropped.insert(indices.asArrayRef().begin(), indices.asArrayRef().end());
+    std::vector<TensorSignature> inputs;
+    std::vector<std::optional<unsigned>> newIndex;
+    for (auto [i, input] : llvm::enumerate(entry.inputs)) {
+      newIndex.push_back(dropped.contains(i)
+                             ? std::nullopt
+                             : std::optional<unsigned>(inputs.size()));
+      if (!dropped.contains(i))
+        inputs.push_back(std::move(input));
+    }
+    for (unsigned i = inputs.size(), e = inputCount(func); i < e; ++i) {
       auto signature = argument(func, i, "arg");
       if (failed(signature))
         return failure();
-      entry.inputs.push_back(*signature);
+      inputs.push_back(*signature);
     }
+    entry.inputs = std::move(inputs);
+    for (TensorSignature &output : entry.outputs)
+      for (auto [dim, source] : llvm::enumerate(output.dimSources)) {
+        if (!source)
+          continue;
+        std::optional<unsigned> input = newIndex[source->input];
+        if (!input && output.shape[dim] < 0)
+          return func.emitError()
+                 << "output '" << output.name << "' takes a dim from input "
+                 << source->input << ", which the entry point no longer takes";
+        source = input ? std::optional<DimSource>(DimSource{*input, source->dim})
+                       : std::nullopt;
+      }
   }
   auto func =
       module.lookupSymbol<func::FuncOp>(llvm::StringRef(kPrepareWeightsEntry));

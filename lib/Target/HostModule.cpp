@@ -155,9 +155,11 @@ static void stripABIAttributes(ModuleOp module) {
   module.walk([](LLVM::LLVMFuncOp func) {
     func->removeAttr(kChecksAttr);
     func->removeAttr(kInputCountAttr);
+    func->removeAttr(kDroppedInputsAttr);
     for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
       for (llvm::StringRef name :
-           {kNameAttr, kPackedWeightAttr, kPackedScaleAttr})
+           {kNameAttr, kPackedWeightAttr, kPackedScaleAttr,
+            kPackedTransposedAttr, kPackedRowsAttr})
         func.removeArgAttr(i, name);
     for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
       func.removeResultAttr(i, kNameAttr);

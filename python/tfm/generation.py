@@ -70,7 +70,7 @@ class Model:
         if isinstance(params, (str, os.PathLike)):
             params = safetensors.load_checkpoint(params)
         # Weights packed once, if the library reads them so.
-        params = {**params, **library.prepare(params)}
+        params = library.prepare(params)
         inputs = self.prefill.inputs
         self.caches = [spec for spec in inputs if spec.get("updated")]
         first = 3 + len(self.caches)

@@ -344,21 +344,43 @@ class Library:
         except KeyError:
             raise KeyError(f"{self.path} has no entry point '{name}'") from None
 
+    def given_inputs(self, name):
+        """The input specs of entry point `name` as a caller gives them:
+        for a library compiled with `--prepack-weights`, with the weights
+        that `prepare_weights` packs (after the others) in place of their
+        packed forms, which `prepare` makes from them."""
+        inputs = self[name].inputs
+        entry = self.entry_points.get(PREPARE_WEIGHTS)
+        if entry is None or name == PREPARE_WEIGHTS:
+            return list(inputs)
+        made = {spec["name"] for spec in entry.outputs}
+        given = [spec for spec in inputs if spec["name"] not in made]
+        names = {spec["name"] for spec in given}
+        return given + [spec for spec in entry.inputs if spec["name"] not in names]
+
     def prepare(self, params):
-        """The inputs `<weight>.packed` of a library compiled with
-        `--prepack-weights`, made once from `params` (arrays by name) by its
-        `prepare_weights` entry point: pass them to its other entry points
-        with the weights. By name; empty for any other library."""
+        """`params` (arrays by name) as the entry points take them. For a
+        library compiled with `--prepack-weights`: with the inputs
+        `<weight>.packed` that its `prepare_weights` entry point makes once,
+        in place of the weights that no other entry point reads unpacked
+        (they can be let go). Any other library takes `params` as they are.
+        Returns a new dict."""
         entry = self.entry_points.get(PREPARE_WEIGHTS)
         if entry is None:
-            return {}
+            return dict(params)
         missing = [s["name"] for s in entry.inputs if s["name"] not in params]
         if missing:
             raise KeyError(f"{PREPARE_WEIGHTS}: parameters missing: {missing}")
         made = [_huge_page_array(spec["shape"], NUMPY_DTYPES[spec["dtype"]])
                 for spec in entry.outputs]
         entry(**{s["name"]: params[s["name"]] for s in entry.inputs}, out=made)
-        return {spec["name"]: array for spec, array in zip(entry.outputs, made)}
+        taken = {s["name"] for name, other in self.entry_points.items()
+                 if name != PREPARE_WEIGHTS for s in other.inputs}
+        packed_from = {s["name"] for s in entry.inputs} - taken
+        prepared = {name: array for name, array in params.items()
+                    if name not in packed_from}
+        prepared.update((spec["name"], array) for spec, array in zip(entry.outputs, made))
+        return prepared
 
     def call(self, name, inputs, outputs):
         """Runs entry point `name` on `inputs`, writing into `outputs`;

@@ -45,16 +45,24 @@ assert np.array_equal(loaded["a"], params["model.norm.weight"])
 assert np.array_equal(loaded["ids"], ids)
 assert np.allclose(runtime.from_bf16(loaded["b"]), [1.0, -2.5, 3.140625])
 
-# Weights packed once: Library.prepare makes the packed inputs by name
-# (nothing for a library without them); without them the call is refused.
-assert library.prepare(params) == {}
+# Weights packed once: Library.prepare gives the parameters as the entry
+# points take them, with the packed inputs in place of the weights they
+# are made from (the parameters as they are for a library without them);
+# the weights themselves are refused.
+assert library.prepare(params) == params
 prepacked = runtime.Library(compiler.compile_model(
     config, out / "prepacked.so", flags=["--prepack-weights"]))
 assert list(prepacked.entry_points) == ["forward", "prefill", "decode", "prepare_weights"]
-packed = prepacked.prepare(params)
-assert "model.layers.0.self_attn.q_proj.weight.packed" in packed, sorted(packed)
-assert np.array_equal(prepacked["forward"](input_ids=ids, position_ids=positions,
-                                           **params, **packed), by_name)
+bound = prepacked.prepare(params)
+assert "model.layers.0.self_attn.q_proj.weight.packed" in bound, sorted(bound)
+assert "model.layers.0.self_attn.q_proj.weight" not in bound, sorted(bound)
+assert "model.embed_tokens.weight" in bound, sorted(bound)  # the gather's
+assert np.abs(prepacked["forward"](input_ids=ids, position_ids=positions, **bound)
+              - expected).max() <= 1e-5 * np.abs(expected).max()
+# What a caller gives: the weights, as for the library that packs per call.
+assert sorted(s["name"] for s in prepacked.given_inputs("forward")) == sorted(
+    s["name"] for s in forward.inputs)
+assert library.given_inputs("forward") == forward.inputs
 expect(TypeError, "missing inputs ['model.layers.0.self_attn.q_proj.weight.packed'",
        lambda: prepacked["forward"](input_ids=ids, position_ids=positions, **params))
 expect(KeyError, "prepare_weights: parameters missing: ['model.layers.0.self_attn.q_proj.weight'",

@@ -428,7 +428,7 @@ CallPtr createCall(TfmLibrary *library, const char *entry) {
 /// makes (weights packed once) are made by it, from the others.
 llvm::Expected<std::vector<Input>> collectInputs(TfmLibrary *library,
                                                  const EntryPoint &entry,
-                                                 const std::vector<bool> &skip) {
+                                                 std::vector<bool> skip) {
   std::vector<bool> made(entry.inputs.size());
   CallPtr prepare;
   EntryPoint prepareEntry;
@@ -444,19 +444,31 @@ llvm::Expected<std::vector<Input>> collectInputs(TfmLibrary *library,
     }
   for (auto [i, spec] : llvm::enumerate(entry.inputs))
     made[i] = prepare && !skip[i] && findTensor(prepareEntry.outputs, spec.name) >= 0;
+  if (llvm::none_of(made, [](bool m) { return m; }))
+    return collectGiven(entry, skip, made);
+  // The weights packed once are inputs of prepare_weights only: collected
+  // with the entry point's, and let go once packed.
+  EntryPoint given = entry;
+  for (const TensorSignature &spec : prepareEntry.inputs)
+    if (findTensor(entry.inputs, spec.name) < 0) {
+      given.inputs.push_back(spec);
+      skip.push_back(false);
+      made.push_back(false);
+    }
   llvm::Expected<std::vector<Input>> collected =
-      collectGiven(entry, skip, made);
-  if (!collected || llvm::none_of(made, [](bool m) { return m; }))
+      collectGiven(given, skip, made);
+  if (!collected)
     return collected;
   auto failed = [&](const llvm::Twine &what) {
     return llvm::createStringError(std::string(kPrepareWeightsEntry) + ": " +
                                    what.str());
   };
   for (auto [i, spec] : llvm::enumerate(prepareEntry.inputs)) {
-    int index = findTensor(entry.inputs, spec.name);
-    if (index < 0 || skip[index] || made[index])
-      return failed("it needs input '" + spec.name + "', which entry point '" +
-                    entry.name + "' does not take");
+    int index = findTensor(given.inputs, spec.name);
+    if (skip[index] || made[index])
+      return failed("it needs input '" + spec.name +
+                    "', which is not a weight of entry point '" + entry.name +
+                    "'");
     const HostArray &array = (*collected)[index].array;
     if (tfmCallSetInput(prepare.get(), i, array.dtype.c_str(),
                         array.shape.size(), array.shape.data(),
@@ -478,6 +490,7 @@ llvm::Expected<std::vector<Input>> collectInputs(TfmLibrary *library,
   }
   if (tfmCallInvoke(prepare.get(), nullptr) != TFM_OK)
     return failed(tfmLastError());
+  collected->resize(entry.inputs.size());
   for (auto [i, spec] : llvm::enumerate(entry.inputs))
     if (made[i])
       (*collected)[i] = {

@@ -35,6 +35,17 @@ constexpr llvm::StringLiteral kInputCountAttr = "tfm.input_count";
 /// entry point kPrepareWeightsEntry (tfm/Runtime/Manifest.h) makes it.
 constexpr llvm::StringLiteral kPackedWeightAttr = "tfm.packed_weight";
 constexpr llvm::StringLiteral kPackedScaleAttr = "tfm.packed_scale";
+/// Further argument attributes of such an input where the weight is read
+/// otherwise than whole from an [N, K] input: transposed (a unit attribute;
+/// the input is wᵀ [K, N], a Conv1D weight) and only rows [offset, offset +
+/// count) of w (a DenseI64ArrayAttr [offset, count]).
+constexpr llvm::StringLiteral kPackedTransposedAttr = "tfm.packed_transposed";
+constexpr llvm::StringLiteral kPackedRowsAttr = "tfm.packed_rows";
+
+/// Function attribute set by tfm-cpu-prepare-weights: the indices, among
+/// the inputs the entry point was exposed with, of those it no longer
+/// takes, weights that it reads only packed (a DenseI64ArrayAttr).
+constexpr llvm::StringLiteral kDroppedInputsAttr = "tfm.dropped_inputs";
 
 } // namespace mlir::tfm
 

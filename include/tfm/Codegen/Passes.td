@@ -327,21 +327,27 @@ def TfmCPUTileProjectionsPass
       and each result is a column view of the buffer. `NB` is the largest
       multiple of `NR` up to 128 that divides every `N`.
 
-    Weights packed once (`prepack-weights`). An f32 projection of the
-    packed form whose weight is an entry point's input (through its
+    Weights packed once (`prepack-weights`). An f32 projection whose
+    weight is an entry point's input (through its
     `bufferization.to_tensor`), as is its column scale if it has one, reads
     its `[KC, NR]` panels from an input of its own instead of packing them
-    in every call: `[Nm / NR, K, NR]` f32 (`Nm`: the columns whole `NB`
-    blocks cover; each `NR`-column panel transposed and scaled, contiguous,
-    as `packScaled` makes it), inserted after the other inputs
-    (`tfm.input_count`), named `<weight>.packed`, with `tfm.packed_weight`
-    and `tfm.packed_scale` naming what it is made from. The register blocks
-    prefetch the next panels themselves into L2 (each its share of their
-    steps), as they prefetch the weight rows that packing reads otherwise.
-    The streamed form and the tail columns read the weight as before.
-    `tfm-cpu-prepare-weights` then builds the entry point that makes these
-    inputs. Inputs are matched by name across entry points: one name is
-    one array.
+    in every call: `[ceil(N / NR), K, NR]` f32 (each `NR`-column panel
+    transposed and scaled, contiguous, as `packScaled` makes it; the tail
+    columns' panel padded with zero columns, of which the tail block reads
+    the first), inserted after the other inputs (`tfm.input_count`), named
+    `<weight>.packed`, with `tfm.packed_weight` and `tfm.packed_scale`
+    naming what it is made from. The weight may be rows of an input (a
+    static `tensor.extract_slice`), its `linalg.transpose` (a Conv1D weight
+    `[K, N]`, packed as it lies), or both: `tfm.packed_rows` and
+    `tfm.packed_transposed` say so, and the name is `<weight>[a:b].packed`
+    for rows `a` to `b`. The register blocks prefetch the next
+    panels themselves into L2 (each its share of their steps), as they
+    prefetch the weight rows that packing reads otherwise. Where every
+    projection of the loops reads packed panels, there is no streamed form
+    (the packed form serves any number of rows) and the weights are read no
+    more. `tfm-cpu-prepare-weights` then builds the entry point that makes
+    these inputs. Inputs are matched by name across entry points: one name
+    is one array.
 
     Options: `vector-width`, `register-rows`, `bf16-dot` and
     `prepack-weights`, defined once for the CPU passes that form vector
@@ -370,15 +376,21 @@ def TfmCPUPrepareWeightsPass
     ```
     func.func @prepare_weights(%w: memref<N x K x f32> {tfm.name = "w"},
         %g: memref<K x f32> {tfm.name = "g"},
-        %p: memref<Nm/NR x K x NR x f32> {tfm.name = "w.packed"}) -> i32
+        %p: memref<ceil(N/NR) x K x NR x f32> {tfm.name = "w.packed"}) -> i32
       // %p[j, k, c] = w[j * NR + c, k] * g[k], threads over the panels j
     ```
 
+    The panels past `N / NR` whole ones are padded with zero columns.
+    Then every entry point loses the weight and scale inputs that it packed
+    and reads no more (nothing but a dead `bufferization.to_tensor` uses
+    them), so that a caller holds each weight once; `tfm.dropped_inputs`
+    records their indices among the inputs it had, for the manifest.
+
     A library calls it once, when its parameters are bound (Python's
     `Library.prepare`, `tfm-run`), and passes its outputs to the other
-    entry points with the weights. Two packed inputs of one name that are
-    made differently, or a module that has a `prepare_weights` already,
-    are errors. Without packed inputs it does nothing.
+    entry points in place of the weights. Two packed inputs of one name
+    that are made differently, or a module that has a `prepare_weights`
+    already, are errors. Without packed inputs it does nothing.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",

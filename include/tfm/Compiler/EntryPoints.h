@@ -26,8 +26,9 @@ void resolveOutputDimSources(ModuleOp linalgModule,
 
 /// Adds the inputs that the pipeline added to entry points of `module`
 /// lowered to the bufferized stage (weights packed once, named
-/// `<weight>.packed`), and the entry point that makes them,
-/// prepare_weights, where the module has one.
+/// `<weight>.packed`), drops those it took away (the weights packed), and
+/// adds the entry point that makes them, prepare_weights, where the module
+/// has one.
 LogicalResult collectPreparedInputs(ModuleOp module,
                                     std::vector<EntryPoint> &entryPoints);
 

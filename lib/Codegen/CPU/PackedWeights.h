@@ -20,18 +20,25 @@ namespace mlir::tfm::projection {
 /// that a register block's panel spreads over all of L1's sets (in one
 /// [KC, NB] panel its rows lay NB x 4 bytes apart: a quarter of the sets
 /// for NB = 128). Its steps are scaled by `scale`[k0 : +depth] when there
-/// is a scale (an RMSNorm's weight).
+/// is a scale (an RMSNorm's weight). With `transposed`, `w` is wᵀ [K, N]
+/// (a Conv1D weight), read as it lies.
 Value packScaled(OpBuilder &b, Location loc, Value w, Value scale, Value row,
-                 Value k0, int64_t rows, int64_t depth, int64_t columns);
+                 Value k0, int64_t rows, int64_t depth, int64_t columns,
+                 bool transposed = false);
 
-/// The first `packedColumns` columns of `projection`'s weight packed once,
-/// as packScaled packs them with `columns` = NR and the whole depth K:
-/// a read-only tensor [packedColumns / NR, K, NR] of an input that its
-/// entry point gains for it (or already has), named `<weight>.packed`.
-/// Null where the weight cannot be packed once: not f32, or it or its
-/// column scale not an entry point's input, or the name taken otherwise.
+/// `projection`'s weight [N, K] packed once, as packScaled packs it with
+/// `columns` = NR and the whole depth K: a read-only tensor
+/// [ceil(N / NR), K, NR] (the last panel padded with zero columns) of an
+/// input that its entry point gains for it (or already has), named
+/// `<weight>.packed` (`<weight>[a:b].packed` for its rows a to b). The
+/// weight is an entry point's input, or rows of it (a static
+/// tensor.extract_slice), or the transpose of either (a [K, N] Conv1D
+/// weight through linalg.transpose), which is then packed as it lies. Null
+/// where the weight cannot be packed once: not f32, or not so read from an
+/// entry point's input, or its column scale not an input, or the name
+/// taken otherwise.
 Value prepackedWeight(RewriterBase &rewriter, linalg::GenericOp projection,
-                      int64_t columns, int64_t packedColumns);
+                      int64_t columns);
 
 } // namespace mlir::tfm::projection
 

@@ -203,7 +203,7 @@ using ColumnBlockFn =
 /// about a tenth of a projection of 128 rows). Each register block of rows
 /// prefetches its share of the weight rows of its NR columns.
 ///
-/// With the weights packed once (`packed`: w is [Nm / NR, K, NR]), the
+/// With the weights packed once (`packed`: w is [ceil(N / NR), K, NR]), the
 /// next panels themselves: each NR-column panel's KC steps of NR values
 /// (contiguous, but in 4 KiB pages the hardware prefetchers stop at; read
 /// without this, f32 projections ran 3-14% slower than packing per call),
@@ -219,12 +219,13 @@ public:
         /*readOnly=*/true);
     weightRows = packed ? type.getDimSize(0) * type.getDimSize(2)
                         : type.getDimSize(0);
+    panelColumns = packed ? type.getDimSize(2) : blocking.columns;
     depth = type.getDimSize(1);
     int64_t elementBytes = type.getElementTypeBitWidth() / 8;
     lineSteps = kCacheLine / elementBytes;
     // Lines per weight row's panel, or per step of a packed panel.
     lines = llvm::divideCeil(
-        (packed ? blocking.columns : panelDepth) * elementBytes, kCacheLine);
+        (packed ? panelColumns : panelDepth) * elementBytes, kCacheLine);
     blocks = arith::MaxSIOp::create(
         b, loc,
         arith::DivUIOp::create(b, loc, fullRows, index(b, loc, blocking.rows)),
@@ -291,7 +292,7 @@ private:
                    int64_t part, int64_t parts) {
     Value panel = arith::DivUIOp::create(
         b, loc, arith::AddIOp::create(b, loc, nextRow, n1),
-        index(b, loc, blocking.columns));
+        index(b, loc, panelColumns));
     Value perSlot = arith::CeilDivUIOp::create(
         b, loc, index(b, loc, panelDepth),
         arith::MulIOp::create(b, loc, blocks, index(b, loc, parts)));
@@ -319,6 +320,8 @@ private:
 
   const Blocking &blocking;
   int64_t panelDepth, weightRows, depth, lineSteps, lines;
+  /// NR of the weights' panels: a tail block's columns are fewer.
+  int64_t panelColumns;
   bool packed;
   Value weights, blocks, rowsPerBlock, nextRow, nextStep;
 };
@@ -380,9 +383,13 @@ Value packedColumnBlock(OpBuilder &builder, Location loc, Value a, Value w,
         assert((!prepacked || !pairs) && "only f32 panels are packed once");
         Value packed;
         if (prepacked) {
+          // A tail block reads the first columns of the last panel, which
+          // is padded with zeros to NR columns.
+          int64_t packedColumns =
+              cast<RankedTensorType>(prepacked.getType()).getDimSize(2);
           OpFoldResult one = b.getIndexAttr(1);
-          Value firstPanel = arith::DivUIOp::create(
-              b, l, nBlock, index(b, l, blocking.columns));
+          Value firstPanel =
+              arith::DivUIOp::create(b, l, nBlock, index(b, l, packedColumns));
           packed = tensor::ExtractSliceOp::create(
               b, l,
               RankedTensorType::get({blocking.block / blocking.columns,
@@ -923,7 +930,7 @@ Value outputView(RewriterBase &rewriter, linalg::GenericOp root) {
 /// Several (siblings over the same rows, without tails): over all their
 /// columns in one loop, side by side in one buffer, each group's result a
 /// column view of it. For fewer rows than a register block, the streamed
-/// form.
+/// form, unless every weight is packed once (`prepack`).
 void tileProjectionGroups(RewriterBase &rewriter,
                           MutableArrayRef<ProjectionGroup> groups,
                           Blocking main, std::optional<Blocking> tail,
@@ -1064,9 +1071,9 @@ void tileProjectionGroups(RewriterBase &rewriter,
     return perPairRows(rounded,
                        [&](Value rows) { return paddedTailRows(b, l, rows); });
   };
-  // The weights packed once (prepack-weights), by projection: the columns
-  // of the main blocks only, f32 (never bf16 pairs).
-  llvm::DenseMap<Operation *, Value> prepacked, packedPerCall;
+  // The weights packed once (prepack-weights), by projection: f32 (never
+  // bf16 pairs), all their columns, the tail's in a zero-padded panel.
+  llvm::DenseMap<Operation *, Value> prepacked;
   auto packedWith = [bf16Dot,
                      amx](const Blocking &blocking,
                           const llvm::DenseMap<Operation *, Value> &rounded,
@@ -1137,11 +1144,19 @@ void tileProjectionGroups(RewriterBase &rewriter,
   ColumnBlocks blocks = columnBlocks(groups, main, tail.has_value());
   main.block = blocks.packed;
   if (prepack)
-    for (const ColumnRange &range : mainRanges)
-      for (linalg::GenericOp projection : range.group->projections)
-        if (Value once = prepackedWeight(rewriter, projection, main.columns,
-                                         range.count))
+    for (ProjectionGroup &group : groups)
+      for (linalg::GenericOp projection : group.projections)
+        if (Value once = prepackedWeight(rewriter, projection, main.columns))
           prepacked[projection] = once;
+  // Every weight packed once: the packed form for any number of rows, the
+  // raw weights not read at all (tfm-cpu-prepare-weights then drops them
+  // from the entry point). Streaming them would gain little: at one row,
+  // the packed panels stream at the same rate.
+  bool allPrepacked = llvm::all_of(groups, [&](ProjectionGroup &group) {
+    return llvm::all_of(group.projections, [&](linalg::GenericOp p) {
+      return prepacked.count(p);
+    });
+  });
   int64_t streamBlock = blocks.streamed;
   int64_t tailBlock = tail ? tail->block : 0;
   Value rows = tensor::DimOp::create(rewriter, loc, first.rows(), 0);
@@ -1176,67 +1191,79 @@ void tileProjectionGroups(RewriterBase &rewriter,
       });
   if (inPlaceAMX)
     streamRows = kInPlaceAMXMinRows;
-  Value fewRows = arith::CmpIOp::create(
-      rewriter, loc, arith::CmpIPredicate::ult, rows,
-      arith::ConstantIndexOp::create(rewriter, loc, streamRows));
-  auto branch = scf::IfOp::create(
-      rewriter, loc, fewRows,
-      [&](OpBuilder &b, Location l) {
-        // Whether a column block of the projection streams as `form`.
-        auto streamsAs = [&](Streamed form) {
-          return [&, form](linalg::GenericOp projection) {
-            Value w = projection.getDpsInputs()[1];
-            return streamedForm(w, streamBlock) == form ||
-                   (tail && streamedForm(w, tailBlock) == form);
+  // The packed forms, for rows from a register block on.
+  auto packedForms = [&](OpBuilder &b, Location l) {
+    llvm::DenseMap<Operation *, Value> rounded = roundOnce(b, l);
+    auto packed = [&](OpBuilder &pb, Location pl) {
+      llvm::DenseMap<Value, Value> tails = padOnce(pb, pl, rounded);
+      loops(pb, pl, main.block, tailBlock,
+            packedWith(main, rounded, tails, prepacked),
+            packedWith(tail ? *tail : main, rounded, tails, prepacked));
+    };
+    if (!inPlaceAMX) {
+      packed(b, l);
+      return;
+    }
+    // Up to kInPlaceAMXRows rows, AMX tiles read the weights in place.
+    Value fits = arith::CmpIOp::create(
+        b, l, arith::CmpIPredicate::ule, rows,
+        arith::ConstantIndexOp::create(b, l, kInPlaceAMXRows));
+    auto choice = scf::IfOp::create(
+        b, l, fits,
+        [&](OpBuilder &ib, Location il) {
+          llvm::DenseMap<Value, Value> pairsOf =
+              perPairRows(rounded, [&](Value rows) {
+                return inPlaceRowPairs(ib, il, rows);
+              });
+          auto rowsOf = [&](linalg::GenericOp projection, Value a) {
+            Value copy = rounded.lookup(projection);
+            return copy ? copy : a;
           };
-        };
-        llvm::DenseMap<Operation *, Value> asBF16 =
-            prepareOnce(b, l, streamsAs(Streamed::Dot), b.getBF16Type());
-        llvm::DenseMap<Operation *, Value> asF32 =
-            prepareOnce(b, l, streamsAs(Streamed::FMA), b.getF32Type());
-        auto streamed = streamedWith(asBF16, asF32);
-        loops(b, l, streamBlock, tailBlock, streamed, streamed);
-      },
-      [&](OpBuilder &b, Location l) {
-        llvm::DenseMap<Operation *, Value> rounded = roundOnce(b, l);
-        auto packed = [&](OpBuilder &pb, Location pl) {
-          llvm::DenseMap<Value, Value> tails = padOnce(pb, pl, rounded);
-          loops(pb, pl, main.block, tailBlock,
-                packedWith(main, rounded, tails, prepacked),
-                packedWith(tail ? *tail : main, rounded, tails, packedPerCall));
-        };
-        if (!inPlaceAMX) {
-          packed(b, l);
-          return;
-        }
-        // Up to kInPlaceAMXRows rows, AMX tiles read the weights in place.
-        Value fits = arith::CmpIOp::create(
-            b, l, arith::CmpIPredicate::ule, rows,
-            arith::ConstantIndexOp::create(b, l, kInPlaceAMXRows));
-        auto choice = scf::IfOp::create(
-            b, l, fits,
-            [&](OpBuilder &ib, Location il) {
-              llvm::DenseMap<Value, Value> pairsOf =
-                  perPairRows(rounded, [&](Value rows) {
-                    return inPlaceRowPairs(ib, il, rows);
-                  });
-              auto rowsOf = [&](linalg::GenericOp projection, Value a) {
-                Value copy = rounded.lookup(projection);
-                return copy ? copy : a;
-              };
-              auto inPlace = [&](OpBuilder &cb, Location cl, Value a,
-                                 linalg::GenericOp projection, Value init,
-                                 Value nBlock) {
-                Value r = rowsOf(projection, a);
-                return inPlaceAMXColumnBlock(cb, cl, r, pairsOf.lookup(r),
-                                             projection.getDpsInputs()[1], init,
-                                             nBlock);
-              };
-              loops(ib, il, main.block, tailBlock, inPlace, inPlace);
-            },
-            [&](OpBuilder &ib, Location il) { packed(ib, il); });
-        scf::YieldOp::create(b, l, choice.getResults());
-      });
+          auto inPlace = [&](OpBuilder &cb, Location cl, Value a,
+                             linalg::GenericOp projection, Value init,
+                             Value nBlock) {
+            Value r = rowsOf(projection, a);
+            return inPlaceAMXColumnBlock(cb, cl, r, pairsOf.lookup(r),
+                                         projection.getDpsInputs()[1], init,
+                                         nBlock);
+          };
+          loops(ib, il, main.block, tailBlock, inPlace, inPlace);
+        },
+        [&](OpBuilder &ib, Location il) { packed(ib, il); });
+    scf::YieldOp::create(b, l, choice.getResults());
+  };
+  Operation *branch;
+  if (allPrepacked) {
+    auto region = scf::ExecuteRegionOp::create(
+        rewriter, loc, TypeRange{shared.getType()});
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.createBlock(&region.getRegion());
+    packedForms(rewriter, loc);
+    branch = region;
+  } else {
+    Value fewRows = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::ult, rows,
+        arith::ConstantIndexOp::create(rewriter, loc, streamRows));
+    branch = scf::IfOp::create(
+        rewriter, loc, fewRows,
+        [&](OpBuilder &b, Location l) {
+          // Whether a column block of the projection streams as `form`.
+          auto streamsAs = [&](Streamed form) {
+            return [&, form](linalg::GenericOp projection) {
+              Value w = projection.getDpsInputs()[1];
+              return streamedForm(w, streamBlock) == form ||
+                     (tail && streamedForm(w, tailBlock) == form);
+            };
+          };
+          llvm::DenseMap<Operation *, Value> asBF16 =
+              prepareOnce(b, l, streamsAs(Streamed::Dot), b.getBF16Type());
+          llvm::DenseMap<Operation *, Value> asF32 =
+              prepareOnce(b, l, streamsAs(Streamed::FMA), b.getF32Type());
+          auto streamed = streamedWith(asBF16, asF32);
+          loops(b, l, streamBlock, tailBlock, streamed, streamed);
+        },
+        packedForms);
+  }
   // A viewed group's root is its epilogue, on the view's shape.
   auto replaceRoot = [&](ProjectionGroup &group, Value columns) {
     if (group.view) {
@@ -1253,13 +1280,13 @@ void tileProjectionGroups(RewriterBase &rewriter,
     rewriter.replaceOp(group.root(), columns);
   };
   if (groups.size() == 1) {
-    replaceRoot(first, branch.getResult(0));
+    replaceRoot(first, branch->getResult(0));
   } else {
     for (const ColumnRange &range : mainRanges) {
       OpFoldResult rowCount =
-          tensor::getMixedSize(rewriter, loc, branch.getResult(0), 0);
+          tensor::getMixedSize(rewriter, loc, branch->getResult(0), 0);
       replaceRoot(*range.group,
-                  slice2D(rewriter, loc, branch.getResult(0),
+                  slice2D(rewriter, loc, branch->getResult(0),
                           rewriter.getIndexAttr(0),
                           rewriter.getIndexAttr(range.begin), rowCount,
                           rewriter.getIndexAttr(range.count)));

@@ -68,7 +68,7 @@ def run_greedy(name, config, prompts, steps=32, dtype="f32", tolerance=1e-4,
     """Greedy generation against the reference recomputing each prefix."""
     library = runtime.Library(compiler.compile_model(
         dict(config, dtype=dtype), workdir / f"{name}.so", flags=flags))
-    device, exact = random_params(library["forward"].inputs, dtype)
+    device, exact = random_params(library.given_inputs("forward"), dtype)
     model = generation.Model(library, device)
     steps_logits = []
     generated = list(model.generate(prompts, steps, logits=steps_logits))
@@ -113,10 +113,15 @@ run_greedy("llama_f16", dict(LLAMA, num_layers=1), [prompts[0]], steps=8, dtype=
 run_greedy("llama_bf16", dict(LLAMA, num_layers=1), [prompts[0]], steps=8, dtype="bf16",
            tolerance=1e-2)
 # Weights packed once (--prepack-weights): generation.Model runs the
-# library's prepare_weights when it binds them; prompts of 45 and 52 tokens
-# take the packed panels in prefill (decode streams the weights as before).
+# library's prepare_weights when it binds them, and prefill and decode read
+# the packed panels (prompts of 45 and 52 tokens, one row per decode step).
 run_greedy("llama_prepacked", LLAMA, [rng.integers(0, 89, 45).tolist(),
                                       rng.integers(0, 89, 52).tolist()],
+           steps=8, flags=["--prepack-weights"])
+# GPT-2's Conv1D weights packed once from [K, N] (c_attn in q, k and v
+# slices), read so by prefill and decode.
+run_greedy("gpt2_prepacked", GPT2, [rng.integers(0, 73, 5).tolist(),
+                                    rng.integers(0, 73, 9).tolist()],
            steps=8, flags=["--prepack-weights"])
 # Post-norm: prefill's last layer takes each row's last token before its
 # residual add and norm, as pre-norm does before its output projection.
