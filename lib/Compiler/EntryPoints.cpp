@@ -207,7 +207,8 @@ mlir::tfm::collectPreparedInputs(ModuleOp module,
           return func.emitError()
                  << "output '" << output.name << "' takes a dim from input "
                  << source->input << ", which the entry point no longer takes";
-        source = input ? std::optional<DimSource>(DimSource{*input, source->dim})
+        source = input ? std::optional<DimSource>(
+                             DimSource{*input, source->dim})
                        : std::nullopt;
       }
   }

@@ -3,9 +3,11 @@
 // The packed layout of an f32 projection's weights, made in every call or
 // once: an entry-point input `<weight>.packed` holds a weight [N, K] as
 // [ceil(N / NR), K, NR] (each NR-column panel transposed and scaled by its
-// column scale, the last padded with zero columns), and the pass tfm-cpu-prepare-weights builds the
-// entry point prepare_weights that makes every such input from the
-// weights. The [KC, NR] panels a column block reads are slices of it.
+// column scale, the last padded with zero columns), and the pass
+// tfm-cpu-prepare-weights builds the entry point prepare_weights that makes
+// every such input from the weights, and drops the weights so packed from
+// the other entry points. The [KC, NR] panels a column block reads are
+// slices of it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -191,8 +193,9 @@ Value mlir::tfm::projection::prepackedWeight(RewriterBase &rewriter,
     attributes.push_back(
         rewriter.getNamedAttr(kPackedTransposedAttr, rewriter.getUnitAttr()));
   if (!allRows)
-    attributes.push_back(rewriter.getNamedAttr(
-        kPackedRowsAttr, rewriter.getDenseI64ArrayAttr({source->offset, rows})));
+    attributes.push_back(
+        rewriter.getNamedAttr(kPackedRowsAttr, rewriter.getDenseI64ArrayAttr(
+                                                   {source->offset, rows})));
   DictionaryAttr packing = rewriter.getDictionaryAttr(attributes);
   // An input of this name already: this very packing (a second projection
   // of the weight), or something else, which keeps packing per call.
