@@ -15,11 +15,15 @@
   forward in PyTorch eager on the GPU (bench/model.py's torch_logits: the
   Hugging Face LLaMA math), same random weights and tokens.
 
-  gpu.py prepare DIR              here (needs tfm-compile): the libraries,
-                                  dynamic in batch and length, in DIR
+  gpu.py prepare DIR [--gpu-matmul-tile=R,C,K,S,WR,WC ...]
+                                  here (needs tfm-compile): the libraries,
+                                  dynamic in batch and length, in DIR; each
+                                  tiling given also compiles the projections
+                                  with it (projections-R,C,K,S,WR,WC.so)
   gpu.py run DIR [attention] [projections] [model]
                                   on the GPU machine: both sides' figures,
                                   each tfm result checked against PyTorch's
+                                  (the projections of every library)
 
 Times are medians of CUDA-event-timed calls on arrays already on the GPU
 (tfm: device arrays wrapping PyTorch's tensors, bound once, so no copies
@@ -63,7 +67,7 @@ def projection_source(name, k, n):
             f"  return %y : {y}\n}}\n")
 
 
-def prepare(directory):
+def prepare(directory, tilings):
     from tfm import compiler
     directory.mkdir(parents=True, exist_ok=True)
     flags = ["--target=cuda", "--gpu-arch=sm_90"]
@@ -75,6 +79,9 @@ def prepare(directory):
     text = "".join(projection_source(name, k, n)
                    for name, (k, n) in PROJECTIONS.items())
     compiler.compile_mlir(text, directory / "projections.so", flags=flags)
+    for tiling in tilings:
+        compiler.compile_mlir(text, directory / f"projections-{tiling}.so",
+                              flags=flags + [f"--gpu-matmul-tile={tiling}"])
     from model import FULL
     compiler.compile_model(dict(FULL, dtype="bf16"), directory / "model.so",
                            flags=flags)
@@ -156,9 +163,12 @@ def device_arrays(*tensors):
 def run_projections(directory):
     import torch
     from tfm import runtime
-    library = runtime.Library(directory / "projections.so")
+    # The default tiling first, then those prepared besides.
+    libraries = {path.stem.partition("-")[2] or "default": runtime.Library(path)
+                 for path in sorted(directory.glob("projections*.so"),
+                                    key=lambda p: (p.stem != "projections", p.stem))}
     print(f"{'name':>8} {'M':>5} {'K':>5} {'N':>6} {'torch ms':>9} {'TFLOP/s':>8}"
-          f" {'tfm ms':>8} {'TFLOP/s':>8} {'of torch':>8} {'error':>8}")
+          f" {'tfm ms':>8} {'TFLOP/s':>8} {'of torch':>8} {'error':>8}  tiling")
     results = []
     for tokens in TOKENS_PROJECTED:
         for name, (k, n) in PROJECTIONS.items():
@@ -169,18 +179,22 @@ def run_projections(directory):
                             generator=gen) / k ** 0.5
             ref = torch.matmul(x, w.T)
             ms = median_ms(lambda: torch.matmul(x, w.T))
-            out = torch.empty_like(ref)
-            call = library[name].bind(*device_arrays(x, w), out=device_arrays(out))
-            tms = median_ms(call)
-            error = ((out.float() - ref.float()).abs().max()
-                     / ref.float().abs().max()).item()
             work = 2 * tokens * n * k
-            row = {"name": name, "M": tokens, "K": k, "N": n, "torch_ms": ms,
-                   "tfm_ms": tms, "error": error}
-            print(f"{name:>8} {tokens:>5} {k:>5} {n:>6} {ms:>9.3f} "
-                  f"{work / ms / 1e9:>8.1f} {tms:>8.3f} {work / tms / 1e9:>8.1f} "
-                  f"{ms / tms:>8.2f} {error:>8.1e}", flush=True)
-            results.append(row)
+            for tiling, library in libraries.items():
+                out = torch.empty_like(ref)
+                call = library[name].bind(*device_arrays(x, w),
+                                          out=device_arrays(out))
+                tms = median_ms(call)
+                error = ((out.float() - ref.float()).abs().max()
+                         / ref.float().abs().max()).item()
+                row = {"name": name, "M": tokens, "K": k, "N": n,
+                       "torch_ms": ms, "tfm_ms": tms, "error": error,
+                       "tiling": tiling}
+                print(f"{name:>8} {tokens:>5} {k:>5} {n:>6} {ms:>9.3f} "
+                      f"{work / ms / 1e9:>8.1f} {tms:>8.3f} "
+                      f"{work / tms / 1e9:>8.1f} {ms / tms:>8.2f} "
+                      f"{error:>8.1e}  {tiling}", flush=True)
+                results.append(row)
     return results
 
 
@@ -232,7 +246,10 @@ if __name__ == "__main__":
     where = pathlib.Path(sys.argv[2]) if len(sys.argv) > 2 else None
     which = sys.argv[3:] or ["attention", "projections", "model"]
     if mode == "prepare" and where:
-        prepare(where)
+        prefix = "--gpu-matmul-tile="
+        if not all(arg.startswith(prefix) for arg in which):
+            sys.exit(__doc__)
+        prepare(where, [arg[len(prefix):] for arg in which])
     elif mode == "run" and where and set(which) <= {"attention", "projections",
                                                     "model"}:
         import torch

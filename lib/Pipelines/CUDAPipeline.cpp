@@ -42,8 +42,11 @@ void mlir::tfm::buildTfmCUDABufferizationStage(
 void mlir::tfm::buildTfmCUDAKernelStage(
     OpPassManager &pm, const TfmLowerToNVVMPipelineOptions &options) {
   // Tensor-core kernels first; what they do not take is mapped generically.
-  if (options.tensorCoreMatmul)
-    pm.addNestedPass<func::FuncOp>(createTfmGPUTensorCoreMatmulPass());
+  if (options.tensorCoreMatmul) {
+    TfmGPUTensorCoreMatmulPassOptions matmul;
+    matmul.tile.assign(options.matmulTile.begin(), options.matmulTile.end());
+    pm.addNestedPass<func::FuncOp>(createTfmGPUTensorCoreMatmulPass(matmul));
+  }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createForallToParallelLoopPass());
   pm.addPass(createCanonicalizerPass());
@@ -85,6 +88,8 @@ void mlir::tfm::buildTfmToNVVMStage(
   // Tensor-core kernels: ldmatrix and cp.async (nvgpu) to NVVM first.
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertNVGPUToNVVMPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
+  pm.addNestedPass<gpu::GPUModuleOp>(
+      createTfmNVVMExternDynamicSharedMemoryPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createReconcileUnrealizedCastsPass());

@@ -71,12 +71,16 @@ def rounded(array, element):
 
 class Suite:
     """`flags`: extra tfm-compile options, from the command line after the
-    work directory (e.g. --reference-attention, --tile-size-q=4)."""
+    work directory (e.g. --reference-attention, --tile-size-q=4); checking a
+    prepared work directory, those it was prepared with (references may
+    depend on them)."""
 
     def __init__(self, workdir, flags=None):
-        self.flags = list(sys.argv[2:] if flags is None else flags)
         self.workdir = pathlib.Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
+        if flags is None and os.environ.get("TFM_HARNESS") == "check":
+            flags = self._prepared()["flags"]
+        self.flags = list(sys.argv[2:] if flags is None else flags)
         self.cases = []
 
     def add(self, name, function, inputs, expected, element, *, entry=None,
@@ -123,9 +127,11 @@ class Suite:
             source = "\n".join(case[2] for case in self.cases)
             compiler.compile_mlir(source, library_path, flags=self.flags)
         if mode == "prepare":
-            (self.workdir / "cases.json").write_text(json.dumps(
-                [{"name": name, "fingerprints": [_fingerprint(a) for a in arguments]}
-                 for name, _, arguments, *_ in cases]))
+            (self.workdir / "cases.json").write_text(json.dumps({
+                "flags": self.flags,
+                "cases": [{"name": name,
+                           "fingerprints": [_fingerprint(a) for a in arguments]}
+                          for name, _, arguments, *_ in cases]}))
             print(f"prepared {len(cases)} cases in {self.workdir}")
             return
         library = runtime.Library(library_path)
@@ -148,7 +154,7 @@ class Suite:
     def _check_prepared(self, cases):
         """Exits unless `cases` are those the work directory was prepared
         with: the same names and, within rounding, the same inputs."""
-        prepared = json.loads((self.workdir / "cases.json").read_text())
+        prepared = self._prepared()["cases"]
         if [case["name"] for case in prepared] != [case[0] for case in cases]:
             sys.exit(f"{self.workdir}: prepared for other cases; prepare it "
                      "again from this checkout")
@@ -160,6 +166,19 @@ class Suite:
                     sys.exit(f"{name}: inputs differ from the prepared ones "
                              f"({saved} there, {now} here): NumPy draws other "
                              "random numbers on this machine")
+
+
+    def _prepared(self):
+        """What TFM_HARNESS=prepare saved in the work directory."""
+        path = self.workdir / "cases.json"
+        if not path.exists():
+            sys.exit(f"{self.workdir}: not prepared (no cases.json); run the "
+                     "script with TFM_HARNESS=prepare first")
+        prepared = json.loads(path.read_text())
+        if not isinstance(prepared, dict):
+            sys.exit(f"{self.workdir}: prepared by an older checkout; prepare "
+                     "it again from this checkout")
+        return prepared
 
 
 def _fingerprint(array):

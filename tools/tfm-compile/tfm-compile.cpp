@@ -88,6 +88,12 @@ cl::opt<std::string> gpuArch(
     cl::desc("With --target=cuda: the GPU architecture, sm_80 (default), "
              "sm_86, sm_89, sm_90 or sm_90a"),
     cl::cat(category));
+cl::list<int64_t> gpuMatmulTile(
+    "gpu-matmul-tile",
+    cl::desc("With --target=cuda: the tensor-core projections' tiling, "
+             "block rows, block columns, K step, stages, warp rows, warp "
+             "columns (default: chosen per projection)"),
+    cl::CommaSeparated, cl::value_desc("R,C,K,S,WR,WC"), cl::cat(category));
 cl::opt<unsigned> optLevel("O", cl::desc("Optimization level 0-3"),
                            cl::init(3), cl::Prefix, cl::cat(category));
 #define TFM_ATTENTION_LOWERING_FLAG(field, flag, description)                 \
@@ -175,6 +181,8 @@ int main(int argc, char **argv) {
   targetOptions.cpu = cpu;
   targetOptions.features = features;
   targetOptions.gpuArch = gpuArch;
+  targetOptions.gpuMatmulTile.assign(gpuMatmulTile.begin(),
+                                     gpuMatmulTile.end());
   targetOptions.optLevel = optLevel;
   targetOptions.prepackWeights = prepackWeights;
   if (std::string error = targetOptions.fusions.disable(noFuse);

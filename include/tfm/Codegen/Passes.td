@@ -789,19 +789,32 @@ def TfmGPUTensorCoreMatmulPass
     gated FFN's hidden rows, which the CPU keeps in f32) is first rounded
     to B's type into a new buffer, as GPU frameworks compute it:
 
-    - blocks of 8 warps compute 128x128 tiles of C, a warp 64x32;
-    - K is walked in steps of 32 through 3 stages of shared memory filled
-      by `cp.async` two steps ahead (one commit group per step; zeros past
-      K);
+    - `tile` = block rows, block columns, step, stages, warp rows, warp
+      columns: blocks compute tiles of C, each warp a tile of its block's
+      (default: 128x128 tiles of 4 warps of 64x64, steps of 64, 3 stages;
+      when N is at most 512, 64x64 tiles of 4 warps of 32x32, steps of 32,
+      4 stages, so that narrow projections still fill the GPU);
+    - a one-dimensional grid of a block per tile, in groups of 16 row
+      blocks that walk the columns together (their B tiles shared in L2,
+      the group's A rows kept there);
+    - K is walked in steps through the stages, in dynamic shared memory
+      filled by `cp.async` stages - 1 steps ahead (one commit group per
+      step; zeros past K);
     - products are `mma.sync` m16n8k16 fed by `ldmatrix`, accumulated in f32
       registers; C is written once, two floats at a time, inside its
       bounds (rows past M and columns past N read clamped rows and are not
       stored);
-    - chunk c of shared row r is stored at c ^ ((r / 2) mod 4), so that
-      ldmatrix reads are free of bank conflicts.
+    - chunk c (16 bytes) of shared row r is stored at
+      c ^ ((r / rows-per-128-bytes) mod chunks-per-row), so that ldmatrix
+      reads are free of bank conflicts.
 
     Other contractions keep the generic mapping.
   }];
+  let options = [
+    ListOption<"tile", "tile", "int64_t",
+               "The kernel's tiling: block rows, block columns, step, "
+               "stages, warp rows, warp columns (default: chosen by N)">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::LLVM::LLVMDialect",
@@ -882,6 +895,24 @@ def TfmGPUMergeKernelModulesPass
     Modules holding anything else are left as they are.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def TfmNVVMExternDynamicSharedMemoryPass
+    : Pass<"tfm-nvvm-extern-dynamic-shared-memory",
+           "::mlir::gpu::GPUModuleOp"> {
+  let summary = "declare a kernel module's dynamic shared memory extern";
+  let description = [{
+    Runs on a `gpu.module` lowered to the LLVM dialect
+    (`convert-gpu-to-nvvm`), which turns `gpu.dynamic_shared_memory` into
+    an internal zero-length array in shared memory. LLVM's NVPTX back end
+    demotes an internal shared variable that one kernel reads into a
+    variable of that kernel, which for a zero-length array is one byte:
+    every kernel would then index past it. This makes each such array an
+    external declaration, as CUDA C++ declares
+    `extern __shared__ char memory[]`: PTX's `.extern .shared` array, which
+    starts where the launch's dynamic shared memory does.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 #endif // TFM_CODEGEN_PASSES_TD

@@ -139,6 +139,11 @@ struct TfmLowerToNVVMPipelineOptions
       llvm::cl::desc("bf16/f16 projections on tensor cores "
                      "(tfm-gpu-tensor-core-matmul)"),
       llvm::cl::init(true)};
+  PassOptions::ListOption<int64_t> matmulTile{
+      *this, "matmul-tile",
+      llvm::cl::desc("The tensor-core projections' tiling "
+                     "(tfm-gpu-tensor-core-matmul's tile; default: chosen "
+                     "per projection)")};
 };
 
 /// The stages of tfm-lower-to-nvvm-pipeline:

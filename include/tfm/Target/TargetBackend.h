@@ -51,6 +51,10 @@ struct TargetOptions {
   std::string features;
   /// A GPU target's architecture ("sm_90a"; "": the target's default).
   std::string gpuArch;
+  /// A GPU target: the projection kernels' tiling (block rows, block
+  /// columns, step, stages, warp rows, warp columns); empty: chosen per
+  /// projection.
+  std::vector<int64_t> gpuMatmulTile;
   /// LLVM optimization level, 0-3.
   unsigned optLevel = 3;
   /// Target-independent: how the linalg stage of every target lowers

@@ -2,15 +2,15 @@
 //
 // Replaces a bufferized bf16/f16 projection, the contraction
 // C[m, n] += A[m, k] · B[n, k] (nn.Linear's weight layout) into an f32 C,
-// by one tensor-core kernel: blocks
-// of 8 warps compute 128x128 tiles of C (a warp 64x32), walking K in steps
-// of 32 through a 3-stage cp.async pipeline in shared memory; products are
-// mma.sync m16n8k16 fed by ldmatrix, accumulated in f32 registers, and C is
-// written once.
+// by one tensor-core kernel: blocks of warps compute tiles of C (by
+// default 128x256, a warp 64x64), walking K in steps of 32 or 64 through a
+// cp.async pipeline of several stages in dynamic shared memory; products
+// are mma.sync m16n8k16 fed by ldmatrix, accumulated in f32 registers, and
+// C is written once.
 //
-// Shared rows are 32 elements (4 chunks of 16 bytes); chunk c of row r is
-// stored at c ^ ((r / 2) mod 4), so that the 8 rows an ldmatrix matrix
-// reads fall into 8 different bank groups.
+// Shared rows are `step` elements (chunks of 16 bytes); chunk c of row r is
+// stored at c ^ ((r / rows per 128 bytes) mod chunks per row), so that the
+// 8 rows an ldmatrix matrix reads fall into 8 different bank groups.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +28,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/StringExtras.h"
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMGPUTENSORCOREMATMULPASS
@@ -39,14 +40,66 @@ using namespace mlir::tfm;
 
 namespace {
 
-// Three stages of [128, 32] A and B tiles: 48 KiB, all the static shared
-// memory a block may have. (Dynamic shared memory would allow more, but
-// LLVM's NVPTX back end demotes MLIR's extern shared array to a one-byte
-// variable after internalization: issue 16's notes.)
-constexpr int64_t kBlockRows = 128, kBlockColumns = 128, kStep = 32;
-constexpr int64_t kStages = 3;
-constexpr int64_t kWarpRows = 64, kWarpColumns = 32; // 2 x 4 warps
-constexpr int64_t kThreads = 256;
+/// How a kernel tiles its projection.
+struct Tiling {
+  int64_t blockRows, blockColumns, step, stages, warpRows, warpColumns;
+
+  int64_t warps() const {
+    return (blockRows / warpRows) * (blockColumns / warpColumns);
+  }
+  int64_t threads() const { return 32 * warps(); }
+  /// 16-byte chunks per shared row.
+  int64_t chunks() const { return step / 8; }
+  /// Shared rows per 128 bytes (the 32 banks): what the swizzle divides by.
+  int64_t rowsPerLine() const { return 64 / step; }
+  /// The stages of A's and B's tiles, bf16/f16.
+  int64_t sharedBytes() const {
+    return stages * (blockRows + blockColumns) * step * 2;
+  }
+};
+
+/// The most dynamic shared memory a block may have on sm_80 and sm_90.
+constexpr int64_t kMaxSharedBytes = 163 * 1024;
+
+/// Row blocks that walk the columns together (see build).
+constexpr int64_t kGroupRowBlocks = 16;
+
+/// 128x128 tiles of 4 warps of 64x64, 3 stages of 64 columns (96 KiB: two
+/// blocks per multiprocessor); narrow projections (N <= 512, a GQA model's
+/// k and v) 64x64 tiles of 4 warps of 32x32, 4 stages of 32 columns, so
+/// that a few thousand rows still give every multiprocessor blocks.
+/// Measured on an H100 against 128x256 and 256x128 tiles of 8 warps and
+/// other steps and stage counts (docs/PERFORMANCE.md).
+Tiling defaultTiling(int64_t columns) {
+  if (columns <= 512)
+    return {64, 64, 32, 4, 32, 32};
+  return {128, 128, 64, 3, 64, 64};
+}
+
+/// Why `t` cannot tile a kernel, or "" if it can.
+std::string checkTiling(const Tiling &t) {
+  if (t.step != 32 && t.step != 64)
+    return "its step must be 32 or 64";
+  if (t.stages < 2)
+    return "it needs at least 2 stages";
+  if (t.warpRows <= 0 || t.warpColumns <= 0 || t.warpRows % 16 != 0 ||
+      t.warpColumns % 16 != 0)
+    return "a warp's rows and columns must be positive multiples of 16";
+  if (t.blockRows <= 0 || t.blockColumns <= 0 ||
+      t.blockRows % t.warpRows != 0 || t.blockColumns % t.warpColumns != 0)
+    return "a block's rows and columns must be multiples of a warp's";
+  if (t.threads() > 1024)
+    return "a block may have at most 32 warps";
+  if ((t.blockRows * t.chunks()) % t.threads() != 0 ||
+      (t.blockColumns * t.chunks()) % t.threads() != 0)
+    return "every thread must copy the same number of 16-byte chunks of a "
+           "step";
+  if (t.sharedBytes() > kMaxSharedBytes)
+    return "its stages need " + std::to_string(t.sharedBytes()) +
+           " bytes of shared memory, more than a block has (" +
+           std::to_string(kMaxSharedBytes) + ")";
+  return "";
+}
 
 /// A projection the kernel computes.
 struct Projection {
@@ -204,36 +257,53 @@ std::optional<Projection> matchProjection(linalg::GenericOp op) {
 
 class MatmulKernelBuilder : TensorCoreBuilder {
 public:
-  MatmulKernelBuilder(OpBuilder &b, Location loc, const Projection &p)
+  MatmulKernelBuilder(OpBuilder &b, Location loc, const Projection &p,
+                      const Tiling &t)
       : TensorCoreBuilder(
             b, loc, cast<MemRefType>(p.b.getType()).getElementType()),
-        p(p) {}
+        p(p), t(t) {}
 
-  /// The kernel body; `as` and `bs` are the [stages, 128, 32] shared tiles;
-  /// the result goes to `out`: C, or the [M, N] buffer C is rounded into.
+  /// The kernel body; `as` and `bs` are the [stages, block rows or columns,
+  /// step] shared tiles; the result goes to `out`: C, or the [M, N] buffer C
+  /// is rounded into.
   void build(gpu::LaunchOp launch, Value as, Value bs, Value out);
 
 private:
-  /// Copies step `step` (K columns [32 step, 32 step + 32)) of the block's
-  /// rows of A and B into stage `stage`; rows past the end read the last
-  /// row (their results are never stored), columns past K are zeros.
+  /// Copies step `step` (K columns [step·t.step, (step + 1)·t.step)) of the
+  /// block's rows of A and B into stage `stage`; rows past the end read the
+  /// last row (their results are never stored), columns past K are zeros.
   void copyStep(Value stage, Value step);
+  /// The same for one operand: `count` rows of `source` from `first`.
+  void copyRows(Value tiles, Value source, Value first, Value last,
+                int64_t count, Value stage, Value k0);
+  /// The swizzled chunk of shared row `row` where chunk `chunk` is stored.
+  Value swizzle(Value chunk, Value row) {
+    return xorIndex(chunk, rem(div(row, t.rowsPerLine()), t.chunks()));
+  }
 
   const Projection &p;
+  const Tiling &t;
   Value tid, firstRow, firstColumn, rows, columns, lastRow, lastColumn, as,
       bs;
 };
 
 void MatmulKernelBuilder::copyStep(Value stage, Value step) {
-  Value k0 = mul(step, kStep);
-  constexpr int64_t chunks = kStep / 8;
-  for (int64_t i = 0; i < kBlockRows * chunks / kThreads; ++i) {
-    Value id = add(tid, i * kThreads);
+  Value k0 = mul(step, t.step);
+  copyRows(as, p.a, firstRow, lastRow, t.blockRows, stage, k0);
+  copyRows(bs, p.b, firstColumn, lastColumn, t.blockColumns, stage, k0);
+}
+
+void MatmulKernelBuilder::copyRows(Value tiles, Value source, Value first,
+                                   Value last, int64_t count, Value stage,
+                                   Value k0) {
+  int64_t chunks = t.chunks();
+  for (int64_t i = 0; i < count * chunks / t.threads(); ++i) {
+    Value id = add(tid, i * t.threads());
     Value row = div(id, chunks), chunk = rem(id, chunks);
-    Value column = mul(xorIndex(chunk, rem(div(row, 2), 4)), 8);
+    Value column = mul(swizzle(chunk, row), 8);
     Value sourceColumn = add(k0, mul(chunk, 8));
     Value sourceElements;
-    if (p.k % kStep != 0) {
+    if (p.k % t.step != 0) {
       // The last step reads zeros past K (from column 0, which exists).
       Value inside = cmp(arith::CmpIPredicate::slt, sourceColumn, index(p.k));
       sourceElements =
@@ -241,12 +311,8 @@ void MatmulKernelBuilder::copyStep(Value stage, Value step) {
       sourceColumn =
           arith::SelectOp::create(b, loc, inside, sourceColumn, index(0));
     }
-    copy16Bytes(as, {stage, row, column}, p.a,
-                {min(add(firstRow, row), lastRow), sourceColumn},
-                sourceElements);
-    copy16Bytes(bs, {stage, row, column}, p.b,
-                {min(add(firstColumn, row), lastColumn), sourceColumn},
-                sourceElements);
+    copy16Bytes(tiles, {stage, row, column}, source,
+                {min(add(first, row), last), sourceColumn}, sourceElements);
   }
 }
 
@@ -256,20 +322,37 @@ void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
   bs = bTiles;
   tid = launch.getThreadIds().x;
   Value warp = div(tid, 32), lane = rem(tid, 32);
-  Value warpRow = mul(div(warp, kBlockColumns / kWarpColumns), kWarpRows);
-  Value warpColumn =
-      mul(rem(warp, kBlockColumns / kWarpColumns), kWarpColumns);
-  firstColumn = mul(launch.getBlockIds().x, kBlockColumns);
-  firstRow = mul(launch.getBlockIds().y, kBlockRows);
+  int64_t warpsPerRow = t.blockColumns / t.warpColumns;
+  Value warpRow = mul(div(warp, warpsPerRow), t.warpRows);
+  Value warpColumn = mul(rem(warp, warpsPerRow), t.warpColumns);
   rows = memref::DimOp::create(b, loc, p.a, 0);
   columns = memref::DimOp::create(b, loc, p.c, 1);
+  // The block's tile: blocks run in groups of kGroupRowBlocks row blocks,
+  // column block by column block, each column block's row blocks together,
+  // so that the blocks running at once share their B tiles in L2 and a
+  // group's rows of A stay there while the group walks the columns (rather
+  // than all the weights streamed from memory once per row block).
+  int64_t columnBlocks = llvm::divideCeil(
+      cast<MemRefType>(p.c.getType()).getDimSize(1), t.blockColumns);
+  Value rowBlocks =
+      arith::CeilDivUIOp::create(b, loc, rows, index(t.blockRows));
+  Value id = launch.getBlockIds().x;
+  Value firstRowBlock =
+      mul(div(id, kGroupRowBlocks * columnBlocks), kGroupRowBlocks);
+  Value groupRows = min(sub(rowBlocks, firstRowBlock), index(kGroupRowBlocks));
+  Value within = rem(id, kGroupRowBlocks * columnBlocks);
+  firstRow = mul(add(firstRowBlock, arith::RemUIOp::create(b, loc, within,
+                                                           groupRows)),
+                 t.blockRows);
+  firstColumn = mul(arith::DivUIOp::create(b, loc, within, groupRows),
+                    t.blockColumns);
   lastRow = sub(rows, index(1));
   lastColumn = sub(columns, index(1));
-  int64_t steps = llvm::divideCeil(p.k, kStep);
+  int64_t steps = llvm::divideCeil(p.k, t.step);
 
-  // Stages 0 .. kStages - 2 in flight; one commit group per stage, empty
+  // Stages 0 .. stages - 2 in flight; one commit group per stage, empty
   // past the last step, so that waits count uniformly.
-  for (int64_t s = 0; s < kStages - 1; ++s) {
+  for (int64_t s = 0; s < t.stages - 1; ++s) {
     if (s < steps)
       copyStep(index(s), index(s));
     NVVM::CpAsyncCommitGroupOp::create(b, loc);
@@ -277,15 +360,16 @@ void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
 
   // Lane addresses of the ldmatrix matrices: A tiles are rows +0/+8 then
   // chunks +0/+1, B tiles chunks +0/+1 then rows +0/+8; a row's swizzle
-  // (row / 2) mod 4 depends on the lane only.
+  // depends on the lane only (the other terms of its row are multiples of
+  // 8).
   Value low3 = rem(lane, 8), matrix = div(lane, 8);
-  Value laneSwizzle = div(low3, 2);
+  Value laneSwizzle = rem(div(low3, t.rowsPerLine()), t.chunks());
   Value aRow = add(warpRow, add(low3, mul(rem(matrix, 2), 8)));
   Value aXor = xorIndex(div(matrix, 2), laneSwizzle);
   Value bRow = add(warpColumn, add(low3, mul(div(matrix, 2), 8)));
   Value bXor = xorIndex(rem(matrix, 2), laneSwizzle);
 
-  constexpr int64_t mTiles = kWarpRows / 16, nTiles = kWarpColumns / 8;
+  int64_t mTiles = t.warpRows / 16, nTiles = t.warpColumns / 8;
   Value quadRow = div(lane, 4), quadColumn = mul(rem(lane, 4), 2);
   // Where accumulator (mt, nt, half) goes in C.
   auto rowOf = [&](int64_t mt, int64_t half) {
@@ -324,21 +408,21 @@ void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
       [&](OpBuilder &, Location, Value step, ValueRange state) {
         // This step has landed, and every warp is past the last step: its
         // stage may be refilled.
-        NVVM::CpAsyncWaitGroupOp::create(b, loc, kStages - 2);
+        NVVM::CpAsyncWaitGroupOp::create(b, loc, t.stages - 2);
         gpu::BarrierOp::create(b, loc);
-        Value next = add(step, kStages - 1);
+        Value next = add(step, t.stages - 1);
         auto more = scf::IfOp::create(
             b, loc, cmp(arith::CmpIPredicate::slt, next, index(steps)));
         {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(more.thenBlock());
-          copyStep(rem(next, kStages), next);
+          copyStep(rem(next, t.stages), next);
         }
         NVVM::CpAsyncCommitGroupOp::create(b, loc);
 
-        Value stage = rem(step, kStages);
+        Value stage = rem(step, t.stages);
         SmallVector<Value> acc(state.begin(), state.end());
-        for (int64_t kk = 0; kk < kStep / 16; ++kk) {
+        for (int64_t kk = 0; kk < t.step / 16; ++kk) {
           SmallVector<SmallVector<Value>> aRegs, bRegs;
           for (int64_t mt = 0; mt < mTiles; ++mt)
             aRegs.push_back(loadMatrices(
@@ -388,7 +472,7 @@ void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
 /// no rows its grid is empty, which the runtime skips (mgpuLaunchKernel):
 /// no host branch around it, which would make gpu-async-region wait for
 /// the stream before and after it.
-void launchKernel(IRRewriter &rewriter, Projection p) {
+void launchKernel(IRRewriter &rewriter, Projection p, const Tiling &t) {
   Location loc = p.contraction.getLoc();
   rewriter.setInsertionPoint(p.contraction);
   Value rows = memref::DimOp::create(rewriter, loc, p.a, 0);
@@ -429,22 +513,38 @@ void launchKernel(IRRewriter &rewriter, Projection p) {
   };
   Value columns = memref::DimOp::create(rewriter, loc, p.c, 1);
   Value one = constant(1);
-  auto launch = gpu::LaunchOp::create(
+  // The stages in dynamic shared memory: a block's static shared memory
+  // stops at 48 KiB.
+  Value sharedBytes = arith::ConstantIntOp::create(
+      rewriter, loc, rewriter.getI32Type(), t.sharedBytes());
+  // One block per tile, in a one-dimensional grid (the kernel orders the
+  // tiles).
+  Value blocks = arith::MulIOp::create(
       rewriter, loc,
       arith::CeilDivUIOp::create(rewriter, loc, columns,
-                                 constant(kBlockColumns)),
-      arith::CeilDivUIOp::create(rewriter, loc, rows, constant(kBlockRows)),
-      one, constant(kThreads), one, one);
-  auto workgroup = gpu::AddressSpaceAttr::get(rewriter.getContext(),
-                                              gpu::AddressSpace::Workgroup);
-  auto tileType = MemRefType::get({kStages, kBlockRows, kStep}, element,
-                                  MemRefLayoutAttrInterface(), workgroup);
-  Value as = launch.addWorkgroupAttribution(tileType, loc);
-  Value bs = launch.addWorkgroupAttribution(tileType, loc);
+                                 constant(t.blockColumns)),
+      arith::CeilDivUIOp::create(rewriter, loc, rows, constant(t.blockRows)));
+  auto launch = gpu::LaunchOp::create(rewriter, loc, blocks, one, one,
+                                      constant(t.threads()), one, one,
+                                      sharedBytes);
   rewriter.setInsertionPointToStart(&launch.getBody().front());
   auto terminator = gpu::TerminatorOp::create(rewriter, loc);
   rewriter.setInsertionPoint(terminator);
-  MatmulKernelBuilder(rewriter, loc, p).build(launch, as, bs, out);
+  auto workgroup = gpu::AddressSpaceAttr::get(rewriter.getContext(),
+                                              gpu::AddressSpace::Workgroup);
+  Value shared = gpu::DynamicSharedMemoryOp::create(
+      rewriter, loc,
+      MemRefType::get({ShapedType::kDynamic}, rewriter.getI8Type(),
+                      MemRefLayoutAttrInterface(), workgroup));
+  auto tiles = [&](int64_t rows, int64_t offset) -> Value {
+    auto type = MemRefType::get({t.stages, rows, t.step}, element,
+                                MemRefLayoutAttrInterface(), workgroup);
+    return memref::ViewOp::create(rewriter, loc, type, shared,
+                                  constant(offset), ValueRange{});
+  };
+  Value as = tiles(t.blockRows, 0);
+  Value bs = tiles(t.blockColumns, t.stages * t.blockRows * t.step * 2);
+  MatmulKernelBuilder(rewriter, loc, p, t).build(launch, as, bs, out);
   if (narrowed) {
     rewriter.setInsertionPointAfter(p.contraction);
     memref::DeallocOp::create(rewriter, loc, narrowed);
@@ -460,15 +560,38 @@ void launchKernel(IRRewriter &rewriter, Projection p) {
 
 struct TfmGPUTensorCoreMatmulPass
     : tfm::impl::TfmGPUTensorCoreMatmulPassBase<TfmGPUTensorCoreMatmulPass> {
+  using Base::Base;
+
   void runOnOperation() override {
+    std::optional<Tiling> chosen;
+    if (!tile.empty()) {
+      if (tile.size() != 6) {
+        getOperation().emitError(
+            "tfm-gpu-tensor-core-matmul: tile takes 6 numbers (block rows, "
+            "block columns, step, stages, warp rows, warp columns), not ")
+            << tile.size();
+        return signalPassFailure();
+      }
+      chosen = Tiling{tile[0], tile[1], tile[2], tile[3], tile[4], tile[5]};
+      if (std::string why = checkTiling(*chosen); !why.empty()) {
+        getOperation().emitError("tfm-gpu-tensor-core-matmul: tile ")
+            << llvm::join(llvm::map_range(
+                              tile, [](int64_t v) { return std::to_string(v); }),
+                          ",")
+            << " cannot tile a kernel: " << why;
+        return signalPassFailure();
+      }
+    }
     SmallVector<Projection> projections;
     getOperation().walk([&](linalg::GenericOp op) {
       if (std::optional<Projection> p = matchProjection(op))
         projections.push_back(*p);
     });
     IRRewriter rewriter(&getContext());
-    for (Projection &p : projections)
-      launchKernel(rewriter, p);
+    for (Projection &p : projections) {
+      int64_t columns = cast<MemRefType>(p.c.getType()).getDimSize(1);
+      launchKernel(rewriter, p, chosen ? *chosen : defaultTiling(columns));
+    }
   }
 };
 

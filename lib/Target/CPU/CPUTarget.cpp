@@ -128,6 +128,9 @@ mlir::tfm::createCPUTarget(const TargetOptions &options) {
     return llvm::createStringError("-O must be 0, 1, 2 or 3");
   if (!options.gpuArch.empty())
     return llvm::createStringError("--gpu-arch is an option of --target=cuda");
+  if (!options.gpuMatmulTile.empty())
+    return llvm::createStringError(
+        "--gpu-matmul-tile is an option of --target=cuda");
   auto machine = createHostTargetMachine(options.cpu, options.features,
                                          options.optLevel);
   if (!machine)

@@ -92,10 +92,12 @@ namespace {
 class CUDATarget final : public TargetBackend {
 public:
   CUDATarget(std::unique_ptr<llvm::TargetMachine> host, unsigned optLevel,
-             StringRef chip, StringRef features, bool referenceAttention)
+             StringRef chip, StringRef features, bool referenceAttention,
+             ArrayRef<int64_t> matmulTile)
       : host(std::move(host)), optLevel(optLevel) {
     pipeline.cudaToolkit = findCUDAToolkit();
     pipeline.flashAttention = !referenceAttention;
+    pipeline.matmulTile = matmulTile;
     pipeline.chip = chip.str();
     pipeline.features = features.str();
     pipeline.optLevel = optLevel;
@@ -309,7 +311,7 @@ mlir::tfm::createCUDATarget(const TargetOptions &options) {
                                       options.optLevel);
   if (!host)
     return host.takeError();
-  return std::make_unique<CUDATarget>(std::move(*host), options.optLevel,
-                                      chip, architecture->second,
-                                      options.attention.referenceAttention);
+  return std::make_unique<CUDATarget>(
+      std::move(*host), options.optLevel, chip, architecture->second,
+      options.attention.referenceAttention, options.gpuMatmulTile);
 }

@@ -1,12 +1,21 @@
 // RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul))" | FileCheck %s
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{tile=64,128,64,3,32,64}))" | FileCheck %s --check-prefix=TILE
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{tile=128,128,48,3,64,64}))" 2>&1 | FileCheck %s --check-prefix=STEP
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{tile=256,256,64,4,64,64}))" 2>&1 | FileCheck %s --check-prefix=SMEM
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{tile=128,128,32}))" 2>&1 | FileCheck %s --check-prefix=COUNT
+
+// STEP: error: tfm-gpu-tensor-core-matmul: tile 128,128,48,3,64,64 cannot tile a kernel: its step must be 32 or 64
+// SMEM: tile 256,256,64,4,64,64 cannot tile a kernel: its stages need 262144 bytes of shared memory, more than a block has (166912)
+// COUNT: error: tfm-gpu-tensor-core-matmul: tile takes 6 numbers (block rows, block columns, step, stages, warp rows, warp columns), not 3
 
 // A bf16 projection as convert-tfm-to-linalg lowers it (a zero fill, then
-// out += extf(x) * extf(w) with w in nn.Linear's [N, K] layout): one launch
-// of 256-thread blocks over 128x128 tiles of C, with no host branch around
-// it (zero rows make an empty grid, which the runtime skips);
-// two [3, 128, 32] shared tiles; cp.async two steps ahead; ldmatrix and
-// mma.sync in the K loop; C stored two floats at a time inside its bounds.
-// The fill goes.
+// out += extf(x) * extf(w) with w in nn.Linear's [N, K] layout), N at most
+// 512: one launch of 128-thread blocks (4 warps of 32x32), one per 64x64
+// tile of C, with no host branch around it (zero rows make an empty grid,
+// which the runtime skips); each block finds its tile in the grouped
+// order; 4 stages of [64, 32] A and B tiles in 32 KiB of dynamic shared
+// memory; cp.async three steps ahead; ldmatrix and mma.sync in the K loop;
+// C stored two floats at a time inside its bounds. The fill goes.
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (n, k)>
 #c = affine_map<(m, n, k) -> (m, n)>
@@ -15,11 +24,25 @@
 // CHECK-NOT: linalg.fill
 // CHECK: %[[M:.*]] = memref.dim %[[X]], %c0
 // CHECK-NOT: scf.if
-// CHECK: gpu.launch blocks(%[[BX:.*]], %[[BY:.*]], %{{.*}}) in (%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %c1{{.*}}) threads(%{{.*}}) in (%{{.*}} = %c256{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) workgroup(%[[AS:.*]] : memref<3x128x32xbf16, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<3x128x32xbf16, #gpu.address_space<workgroup>>)
+// CHECK: %[[BYTES:.*]] = arith.constant 32768 : i32
+// CHECK: %[[COLUMN_BLOCKS:.*]] = arith.ceildivui %{{.*}}, %c64
+// CHECK: %[[ROW_BLOCKS:.*]] = arith.ceildivui %[[M]], %c64
+// CHECK: %[[BLOCKS:.*]] = arith.muli %[[COLUMN_BLOCKS]], %[[ROW_BLOCKS]]
+// CHECK: gpu.launch blocks(%[[BX:.*]], %[[BY:.*]], %{{.*}}) in (%{{.*}} = %[[BLOCKS]], %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) threads(%{{.*}}) in (%{{.*}} = %c128{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) dynamic_shared_memory_size %[[BYTES]]
+// CHECK: %[[DYNAMIC:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+// CHECK: %[[AS:.*]] = memref.view %[[DYNAMIC]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<4x64x32xbf16, #gpu.address_space<workgroup>>
+// CHECK: %[[BS:.*]] = memref.view %[[DYNAMIC]][%c16384][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<4x64x32xbf16, #gpu.address_space<workgroup>>
+// Groups of 16 row blocks (of 2 column blocks: 32 tiles).
+// CHECK: arith.divui %[[BX]], %c32
+// CHECK-COUNT-2: nvgpu.device_async_copy %[[X]]
+// CHECK-COUNT-2: nvgpu.device_async_copy %[[W]]
+// CHECK: nvvm.cp.async.commit.group
+// CHECK-COUNT-2: nvgpu.device_async_copy %[[X]]
+// CHECK: nvvm.cp.async.commit.group
 // CHECK-COUNT-2: nvgpu.device_async_copy %[[X]]
 // CHECK: nvvm.cp.async.commit.group
 // CHECK: scf.for {{.*}} iter_args
-// CHECK:   nvvm.cp.async.wait.group 1
+// CHECK:   nvvm.cp.async.wait.group 2
 // CHECK:   gpu.barrier
 // CHECK:   scf.if
 // CHECK:     nvgpu.device_async_copy %[[X]]
@@ -32,6 +55,15 @@
 // CHECK: scf.if
 // CHECK:   vector.store %{{.*}}, %[[C]][%{{.*}}, %{{.*}}] : memref<?x100xf32>, vector<2xf32>
 // CHECK-NOT: linalg.generic
+
+// With tile=64,128,64,3,32,64: 4 warps of 32x64 over 64x128 tiles, 3
+// stages of 64 columns (72 KiB).
+// TILE-LABEL: func.func @projection
+// TILE: %[[BYTES:.*]] = arith.constant 73728 : i32
+// TILE: gpu.launch {{.*}} threads(%{{.*}}) in (%{{.*}} = %c128{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) dynamic_shared_memory_size %[[BYTES]]
+// TILE: memref.view {{.*}} to memref<3x64x64xbf16, #gpu.address_space<workgroup>>
+// TILE: memref.view {{.*}} to memref<3x128x64xbf16, #gpu.address_space<workgroup>>
+// TILE: nvvm.cp.async.wait.group 1
 func.func @projection(%x: memref<?x256xbf16>, %w: memref<100x256xbf16>, %c: memref<?x100xf32>) {
   %zero = arith.constant 0.0 : f32
   linalg.fill ins(%zero : f32) outs(%c : memref<?x100xf32>)
@@ -89,7 +121,7 @@ func.func @not_taken(%x: memref<8x64xf32>, %w: memref<16x64xf32>, %y: memref<8x3
 #c = affine_map<(m, n, k) -> (m, n)>
 // CHECK-LABEL: func.func @accumulates
 // CHECK: gpu.launch
-// CHECK-COUNT-32: vector.load %{{.*}} : memref<?x64xf32>, vector<2xf32>
+// CHECK-COUNT-16: vector.load %{{.*}} : memref<?x64xf32>, vector<2xf32>
 // CHECK: scf.for
 func.func @accumulates(%x: memref<?x64xf16>, %w: memref<64x64xf16>, %c: memref<?x64xf32>) {
   linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
@@ -190,6 +222,33 @@ func.func @partial_step(%x: memref<?x40xbf16>, %w: memref<64x40xbf16>, %c: memre
   linalg.fill ins(%zero : f32) outs(%c : memref<?x64xf32>)
   linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%x, %w : memref<?x40xbf16>, memref<64x40xbf16>) outs(%c : memref<?x64xf32>) {
+  ^bb0(%in: bf16, %in_0: bf16, %out: f32):
+    %0 = arith.extf %in : bf16 to f32
+    %1 = arith.extf %in_0 : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %out, %2 : f32
+    linalg.yield %3 : f32
+  }
+  return
+}
+
+// -----
+
+// N above 512: 128-thread blocks (4 warps of 64x64) over 128x128 tiles, 3
+// stages of 64 columns (96 KiB).
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+#c = affine_map<(m, n, k) -> (m, n)>
+// CHECK-LABEL: func.func @wide
+// CHECK: %[[BYTES:.*]] = arith.constant 98304 : i32
+// CHECK: gpu.launch {{.*}} threads(%{{.*}}) in (%{{.*}} = %c128{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) dynamic_shared_memory_size %[[BYTES]]
+// CHECK: memref.view {{.*}} to memref<3x128x64xbf16, #gpu.address_space<workgroup>>
+// CHECK: memref.view {{.*}} to memref<3x128x64xbf16, #gpu.address_space<workgroup>>
+func.func @wide(%x: memref<?x64xbf16>, %w: memref<1536x64xbf16>, %c: memref<?x1536xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<?x1536xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x64xbf16>, memref<1536x64xbf16>) outs(%c : memref<?x1536xf32>) {
   ^bb0(%in: bf16, %in_0: bf16, %out: f32):
     %0 = arith.extf %in : bf16 to f32
     %1 = arith.extf %in_0 : bf16 to f32

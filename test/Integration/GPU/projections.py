@@ -1,7 +1,9 @@
 # Projections on tensor cores (tfm-gpu-tensor-core-matmul) against the
 # float64 oracle: bf16 and f16, with and without bias, token counts 1, 7,
 # 129 and 300 (128-row tiles: none divides), widths that divide no 128
-# column tile, K up to 1024 and K = 40 (a last step of 32 read partly,
+# column tile, one wider than 1024 (the 128x256 tiles of 8 warps) that
+# divides no 256 column tile, K up to 1024 and K = 40 (a last step of 32
+# read partly,
 # zeros past K), a gated FFN (three projections, f32 hidden rows rounded
 # for the down projection), and shapes the kernel does not take (odd N, K
 # not a multiple of 8), which keep the generic mapping. Run by test/Integration/GPU/ops.test (and
@@ -19,7 +21,8 @@ suite = Suite(sys.argv[1])
 
 for element in ("bf16", "f16"):
     for k, n, bias in [(64, 100, False), (256, 130, True), (1024, 256, False),
-                       (64, 33, True), (40, 64, False), (36, 64, False)]:
+                       (64, 33, True), (40, 64, False), (36, 64, False),
+                       (96, 1100, True)]:
         name = f"{element}_linear_{k}_to_{n}{'_bias' if bias else ''}"
         x_type = tensor((None, None, k), element)
         types = [x_type, tensor((n, k), element)] + ([tensor((n,), element)] if bias else [])
