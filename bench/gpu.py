@@ -15,11 +15,14 @@
   forward in PyTorch eager on the GPU (bench/model.py's torch_logits: the
   Hugging Face LLaMA math), same random weights and tokens.
 
-  gpu.py prepare DIR [--gpu-matmul-tile=R,C,K,S,WR,WC ...]
+  gpu.py prepare DIR [--gpu-arch=SM] [--gpu-matmul-tile=R,C,K,S,WR,WC ...]
                                   here (needs tfm-compile): the libraries,
-                                  dynamic in batch and length, in DIR; each
-                                  tiling given also compiles the projections
-                                  with it (projections-R,C,K,S,WR,WC.so)
+                                  dynamic in batch and length, in DIR, for
+                                  SM (default sm_90a: projections on
+                                  warpgroup MMA; sm_90: on mma.sync);
+                                  each tiling given also compiles the
+                                  projections with it
+                                  (projections-R,C,K,S,WR,WC.so)
   gpu.py run DIR [attention] [projections] [model]
                                   on the GPU machine: both sides' figures,
                                   each tfm result checked against PyTorch's
@@ -67,10 +70,10 @@ def projection_source(name, k, n):
             f"  return %y : {y}\n}}\n")
 
 
-def prepare(directory, tilings):
+def prepare(directory, tilings, arch="sm_90a"):
     from tfm import compiler
     directory.mkdir(parents=True, exist_ok=True)
-    flags = ["--target=cuda", "--gpu-arch=sm_90"]
+    flags = ["--target=cuda", f"--gpu-arch={arch}"]
     text = ""
     for dim in HEAD_DIMS:
         for causal in (False, True):
@@ -246,10 +249,13 @@ if __name__ == "__main__":
     where = pathlib.Path(sys.argv[2]) if len(sys.argv) > 2 else None
     which = sys.argv[3:] or ["attention", "projections", "model"]
     if mode == "prepare" and where:
-        prefix = "--gpu-matmul-tile="
-        if not all(arg.startswith(prefix) for arg in which):
+        which = sys.argv[3:]
+        tile, arch = "--gpu-matmul-tile=", "--gpu-arch="
+        if not all(arg.startswith((tile, arch)) for arg in which):
             sys.exit(__doc__)
-        prepare(where, [arg[len(prefix):] for arg in which])
+        archs = [arg[len(arch):] for arg in which if arg.startswith(arch)]
+        prepare(where, [arg[len(tile):] for arg in which if arg.startswith(tile)],
+                *archs[-1:])
     elif mode == "run" and where and set(which) <= {"attention", "projections",
                                                     "model"}:
         import torch

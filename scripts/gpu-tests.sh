@@ -4,16 +4,18 @@
 #
 #   scripts/gpu-tests.sh prepare [DIR]  here: builds tfm, compiles every
 #       suite that runs through the harness (test/Integration/CPU and
-#       test/Integration/GPU) for
-#       --target=cuda (GPU_ARCH=sm_90a to pick another architecture) into
-#       DIR (default build/gpu-tests), with a fingerprint of each suite's
-#       inputs: the GPU machine draws the same inputs from the suites' seeds
-#       and computes the float64 references itself, so DIR stays small
-#       (about 13 MB, one device call's carry).
+#       test/Integration/GPU) for --target=cuda, once per architecture in
+#       GPU_ARCHS (default "sm_80 sm_90a": mma.sync kernels, and warpgroup
+#       MMA on Hopper) into DIR/ARCH (DIR default build/gpu-tests), with a
+#       fingerprint of each suite's inputs: the GPU machine draws the same
+#       inputs from the suites' seeds and computes the float64 references
+#       itself, so DIR stays small (about 14 MB an architecture, within one
+#       device call's carry).
 #   scripts/gpu-tests.sh check [DIR]    on the GPU machine, from the checkout
 #       with DIR and build/lib/libtfm_runtime.so carried: runs every suite
-#       and compares; exits non-zero if any case fails. DIR also holds
-#       tfm-run (which needs no LLVM) and the libsentencepiece it links.
+#       of every architecture prepared and compares; exits non-zero if any
+#       case fails. DIR also holds tfm-run (which needs no LLVM) and the
+#       libsentencepiece it links.
 #
 # Where the GPU machine has the compiler too, lit runs test/Integration/GPU.
 set -euo pipefail
@@ -32,41 +34,53 @@ case "$mode" in
   prepare)
     "$root/scripts/build.sh" >/dev/null
     python=/usr/bin/python3 # Debian's, with NumPy
-    for suite in "${suites[@]}"; do
-      TFM_HARNESS=prepare "$python" "$root/test/Integration/$suite.py" \
-        "$dir/$suite" --target=cuda ${GPU_ARCH:+--gpu-arch=$GPU_ARCH}
+    rm -rf "$dir"
+    for arch in ${GPU_ARCHS:-sm_80 sm_90a}; do
+      for suite in "${suites[@]}"; do
+        TFM_HARNESS=prepare "$python" "$root/test/Integration/$suite.py" \
+          "$dir/$arch/$suite" --target=cuda --gpu-arch="$arch"
+      done
+      # A whole model description, as test/Integration/GPU/ops.test runs it.
+      mkdir -p "$dir/$arch/model"
+      "$TFM_BUILD_DIR/bin/tfm-compile" \
+        "$root/test/Tools/Inputs/tiny-llama.json" --target=cuda \
+        --gpu-arch="$arch" -o "$dir/$arch/model/model.so"
+      "$python" "$root/test/Tools/Inputs/make-run-inputs.py" \
+        "$root/test/Tools/Inputs/tiny-llama.json" "$dir/$arch/model"
     done
-    # A whole model description, as test/Integration/GPU/ops.test runs it.
-    mkdir -p "$dir/model"
-    "$TFM_BUILD_DIR/bin/tfm-compile" "$root/test/Tools/Inputs/tiny-llama.json" \
-      --target=cuda ${GPU_ARCH:+--gpu-arch=$GPU_ARCH} -o "$dir/model/model.so"
-    "$python" "$root/test/Tools/Inputs/make-run-inputs.py" \
-      "$root/test/Tools/Inputs/tiny-llama.json" "$dir/model"
     mkdir -p "$dir/bin" "$dir/lib"
     cp "$TFM_BUILD_DIR/bin/tfm-run" "$dir/bin/"
     ldd "$TFM_BUILD_DIR/bin/tfm-run" | awk '/libsentencepiece/ { print $3 }' |
       xargs -r cp -L -t "$dir/lib"
     ;;
   check)
-    failed=0
-    for suite in "${suites[@]}"; do
-      echo "== $suite"
-      TFM_HARNESS=check python3 "$root/test/Integration/$suite.py" \
-        "$dir/$suite" || failed=$((failed + 1))
+    failed=0 total=0
+    for arch_dir in "$dir"/sm_*; do
+      arch=$(basename "$arch_dir")
+      for suite in "${suites[@]}"; do
+        echo "== $arch $suite"
+        TFM_HARNESS=check python3 "$root/test/Integration/$suite.py" \
+          "$arch_dir/$suite" || failed=$((failed + 1))
+      done
+      echo "== $arch model"
+      python3 "$root/test/Integration/GPU/check-model.py" "$arch_dir/model" ||
+        failed=$((failed + 1))
+      echo "== $arch tfm-run --device=cuda"
+      model="$arch_dir/model"
+      run=(env LD_LIBRARY_PATH="$TFM_BUILD_DIR/lib:$dir/lib" "$dir/bin/tfm-run"
+           "$model/model.so" --device=cuda
+           --params "$model/params.safetensors")
+      { "${run[@]}" --input input_ids="$model/ids.npy" \
+          --input position_ids="$model/pos.npy" \
+          --check logits="$model/reference.npy" --bench 5 &&
+        "${run[@]}" --generate 8 --prompt 1,5,7 --prompt 2,4; } ||
+        failed=$((failed + 1))
+      total=$(( total + ${#suites[@]} + 2 ))
     done
-    echo "== model"
-    python3 "$root/test/Integration/GPU/check-model.py" "$dir/model" ||
-      failed=$((failed + 1))
-    echo "== tfm-run --device=cuda"
-    run=(env LD_LIBRARY_PATH="$TFM_BUILD_DIR/lib:$dir/lib" "$dir/bin/tfm-run"
-         "$dir/model/model.so" --device=cuda
-         --params "$dir/model/params.safetensors")
-    { "${run[@]}" --input input_ids="$dir/model/ids.npy" \
-        --input position_ids="$dir/model/pos.npy" \
-        --check logits="$dir/model/reference.npy" --bench 5 &&
-      "${run[@]}" --generate 8 --prompt 1,5,7 --prompt 2,4; } ||
-      failed=$((failed + 1))
-    total=$(( ${#suites[@]} + 2 ))
+    if [ "$total" -eq 0 ]; then
+      echo "$dir holds no prepared architecture (run prepare first)" >&2
+      exit 1
+    fi
     echo "$(( total - failed )) of $total suites passed"
     exit $(( failed != 0 ))
     ;;

@@ -45,6 +45,8 @@ void mlir::tfm::buildTfmCUDAKernelStage(
   if (options.tensorCoreMatmul) {
     TfmGPUTensorCoreMatmulPassOptions matmul;
     matmul.tile.assign(options.matmulTile.begin(), options.matmulTile.end());
+    // wgmma exists on sm_90a only (the "a" features).
+    matmul.warpgroupMma = options.chip == "sm_90a";
     pm.addNestedPass<func::FuncOp>(createTfmGPUTensorCoreMatmulPass(matmul));
   }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
@@ -90,6 +92,8 @@ void mlir::tfm::buildTfmToNVVMStage(
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
   pm.addNestedPass<gpu::GPUModuleOp>(
       createTfmNVVMExternDynamicSharedMemoryPass());
+  // NVVM ops that lower to inline PTX (wgmma).
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertNVVMToLLVMPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createReconcileUnrealizedCastsPass());

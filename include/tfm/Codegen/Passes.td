@@ -794,6 +794,12 @@ def TfmGPUTensorCoreMatmulPass
       (default: 128x128 tiles of 4 warps of 64x64, steps of 64, 3 stages;
       when N is at most 512, 64x64 tiles of 4 warps of 32x32, steps of 32,
       4 stages, so that narrow projections still fill the GPU);
+    - with `warpgroup-mma` (sm_90a), the products are wgmma m64nNk16 on
+      descriptors of the shared tiles (128-byte swizzle, K-major), a
+      warpgroup's tile 64 rows by the tile's warp columns (default:
+      128x256 tiles of 2 warpgroups, steps of 64, 4 stages; 64x128 tiles
+      of one warpgroup when N is at most 512), one step's group left
+      running while the next is issued;
     - a one-dimensional grid of a block per tile, in groups of 16 row
       blocks that walk the columns together (their B tiles shared in L2,
       the group's A rows kept there);
@@ -813,7 +819,10 @@ def TfmGPUTensorCoreMatmulPass
   let options = [
     ListOption<"tile", "tile", "int64_t",
                "The kernel's tiling: block rows, block columns, step, "
-               "stages, warp rows, warp columns (default: chosen by N)">,
+               "stages, warp rows, warp columns (warpgroup rows and "
+               "columns with warpgroup-mma; default: chosen by N)">,
+    Option<"warpgroupMma", "warpgroup-mma", "bool", /*default=*/"false",
+           "Products as warpgroup MMA (wgmma, sm_90a) rather than mma.sync">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",

@@ -15,6 +15,8 @@ using namespace mlir;
 
 namespace {
 
+constexpr uint64_t kAlignment = 1024;
+
 struct TfmNVVMExternDynamicSharedMemoryPass
     : tfm::impl::TfmNVVMExternDynamicSharedMemoryPassBase<
           TfmNVVMExternDynamicSharedMemoryPass> {
@@ -27,6 +29,9 @@ struct TfmNVVMExternDynamicSharedMemoryPass
           global.getLinkage() != LLVM::Linkage::Internal)
         continue;
       global.setLinkage(LLVM::Linkage::External);
+      // wgmma's swizzled operand tiles start on 1024-byte boundaries.
+      if (global.getAlignment().value_or(0) < kAlignment)
+        global.setAlignment(kAlignment);
       // A declaration: no initializer (region or value).
       global.removeValueAttr();
       global.getInitializerRegion().getBlocks().clear();

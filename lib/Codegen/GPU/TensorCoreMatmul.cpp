@@ -43,11 +43,16 @@ namespace {
 /// How a kernel tiles its projection.
 struct Tiling {
   int64_t blockRows, blockColumns, step, stages, warpRows, warpColumns;
+  /// Warpgroup MMA (sm_90a): the "warp" tile is a warpgroup's (4 warps,
+  /// 64 rows, wgmma m64nNk16 with N = warpColumns), its operands read from
+  /// shared memory through descriptors.
+  bool warpgroups = false;
 
-  int64_t warps() const {
+  /// Warps, or warpgroups.
+  int64_t units() const {
     return (blockRows / warpRows) * (blockColumns / warpColumns);
   }
-  int64_t threads() const { return 32 * warps(); }
+  int64_t threads() const { return (warpgroups ? 128 : 32) * units(); }
   /// 16-byte chunks per shared row.
   int64_t chunks() const { return step / 8; }
   /// Shared rows per 128 bytes (the 32 banks): what the swizzle divides by.
@@ -58,11 +63,17 @@ struct Tiling {
   }
 };
 
-/// The most dynamic shared memory a block may have on sm_80 and sm_90.
+/// The most dynamic shared memory a block may have on sm_80, and on sm_90
+/// (where warpgroup MMA runs).
 constexpr int64_t kMaxSharedBytes = 163 * 1024;
+constexpr int64_t kMaxSharedBytesSm90 = 227 * 1024;
 
 /// Row blocks that walk the columns together (see build).
 constexpr int64_t kGroupRowBlocks = 16;
+
+/// Steps of wgmma products a warpgroup leaves running while it issues the
+/// next.
+constexpr int64_t kWgmmaInFlight = 1;
 
 /// 128x128 tiles of 4 warps of 64x64, 3 stages of 64 columns (96 KiB: two
 /// blocks per multiprocessor); narrow projections (N <= 512, a GQA model's
@@ -70,7 +81,15 @@ constexpr int64_t kGroupRowBlocks = 16;
 /// that a few thousand rows still give every multiprocessor blocks.
 /// Measured on an H100 against 128x256 and 256x128 tiles of 8 warps and
 /// other steps and stage counts (docs/PERFORMANCE.md).
-Tiling defaultTiling(int64_t columns) {
+/// With warpgroup MMA: 128x256 tiles of 2 warpgroups of 64x256, 4 stages
+/// of 64 columns (192 KiB); N <= 512: 64x128 tiles of one warpgroup (also
+/// measured on an H100, docs/PERFORMANCE.md).
+Tiling defaultTiling(int64_t columns, bool warpgroups) {
+  if (warpgroups) {
+    if (columns <= 512)
+      return {64, 128, 64, 4, 64, 128, true};
+    return {128, 256, 64, 4, 64, 256, true};
+  }
   if (columns <= 512)
     return {64, 64, 32, 4, 32, 32};
   return {128, 128, 64, 3, 64, 64};
@@ -82,6 +101,14 @@ std::string checkTiling(const Tiling &t) {
     return "its step must be 32 or 64";
   if (t.stages < 2)
     return "it needs at least 2 stages";
+  if (t.warpgroups &&
+      (t.step != 64 || t.warpRows != 64 || t.warpColumns % 16 != 0 ||
+       t.warpColumns > 256))
+    return "a warpgroup's tile has 64 rows, at most 256 columns (a multiple "
+           "of 16), and steps of 64";
+  if (t.warpgroups && t.stages < 2 + kWgmmaInFlight)
+    return "warpgroup MMA needs at least " +
+           std::to_string(2 + kWgmmaInFlight) + " stages";
   if (t.warpRows <= 0 || t.warpColumns <= 0 || t.warpRows % 16 != 0 ||
       t.warpColumns % 16 != 0)
     return "a warp's rows and columns must be positive multiples of 16";
@@ -94,10 +121,11 @@ std::string checkTiling(const Tiling &t) {
       (t.blockColumns * t.chunks()) % t.threads() != 0)
     return "every thread must copy the same number of 16-byte chunks of a "
            "step";
-  if (t.sharedBytes() > kMaxSharedBytes)
+  int64_t maxBytes = t.warpgroups ? kMaxSharedBytesSm90 : kMaxSharedBytes;
+  if (t.sharedBytes() > maxBytes)
     return "its stages need " + std::to_string(t.sharedBytes()) +
            " bytes of shared memory, more than a block has (" +
-           std::to_string(kMaxSharedBytes) + ")";
+           std::to_string(maxBytes) + ")";
   return "";
 }
 
@@ -280,11 +308,25 @@ private:
   Value swizzle(Value chunk, Value row) {
     return xorIndex(chunk, rem(div(row, t.rowsPerLine()), t.chunks()));
   }
+  /// One step's products of the warp's tile with mma.sync (operands through
+  /// ldmatrix), added to `acc`.
+  void warpStep(Value stage, SmallVectorImpl<Value> &acc);
+  /// One step's products of the warpgroup's tile with wgmma (operands read
+  /// from shared memory through descriptors), added to `acc`.
+  void warpgroupStep(Value stage, SmallVectorImpl<Value> &acc);
+  /// The wgmma descriptor of the 64-column step in stage `stage` of `tiles`
+  /// ([stages, rows, 64]) from row `row`, at column 16·`kk`: K-major,
+  /// 128-byte swizzle (what swizzle() stores: chunk c of row r at
+  /// c ^ (r mod 8)), 8-row groups 1024 bytes apart.
+  Value descriptor(Value tiles, Value stage, Value row, int64_t kk);
 
   const Projection &p;
   const Tiling &t;
   Value tid, firstRow, firstColumn, rows, columns, lastRow, lastColumn, as,
       bs;
+  // Per lane: where its ldmatrix matrices start (mma.sync), and its unit's
+  // (warp's or warpgroup's) first row and column in the block's tile.
+  Value aRow, aXor, bRow, bXor, unitRow, unitColumn;
 };
 
 void MatmulKernelBuilder::copyStep(Value stage, Value step) {
@@ -316,15 +358,105 @@ void MatmulKernelBuilder::copyRows(Value tiles, Value source, Value first,
   }
 }
 
+void MatmulKernelBuilder::warpStep(Value stage, SmallVectorImpl<Value> &acc) {
+  int64_t mTiles = t.warpRows / 16, nTiles = t.warpColumns / 8;
+  for (int64_t kk = 0; kk < t.step / 16; ++kk) {
+    SmallVector<SmallVector<Value>> aRegs, bRegs;
+    for (int64_t mt = 0; mt < mTiles; ++mt)
+      aRegs.push_back(loadMatrices(
+          as, {stage, add(aRow, mt * 16), mul(xorIndex(aXor, 2 * kk), 8)},
+          /*transpose=*/false));
+    for (int64_t pair = 0; pair < nTiles / 2; ++pair) {
+      SmallVector<Value> regs = loadMatrices(
+          bs, {stage, add(bRow, pair * 16), mul(xorIndex(bXor, 2 * kk), 8)},
+          /*transpose=*/false);
+      bRegs.push_back({regs[0], regs[1]});
+      bRegs.push_back({regs[2], regs[3]});
+    }
+    for (int64_t mt = 0; mt < mTiles; ++mt)
+      for (int64_t nt = 0; nt < nTiles; ++nt) {
+        int64_t at = (mt * nTiles + nt) * 4;
+        SmallVector<Value> c(acc.begin() + at, acc.begin() + at + 4);
+        c = mma(aRegs[mt], bRegs[nt], c);
+        std::copy(c.begin(), c.end(), acc.begin() + at);
+      }
+  }
+}
+
+Value MatmulKernelBuilder::descriptor(Value tiles, Value stage, Value row,
+                                      int64_t kk) {
+  int64_t rowsPerStage = cast<MemRefType>(tiles.getType()).getDimSize(1);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, tiles);
+  Value address =
+      add(add(base, mul(add(mul(stage, rowsPerStage), row), t.step * 2)),
+          kk * 32);
+  Type i64 = b.getI64Type();
+  auto constant = [&](uint64_t value) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i64, value);
+  };
+  Value start = arith::ShRUIOp::create(
+      b, loc,
+      arith::AndIOp::create(
+          b, loc, arith::IndexCastUIOp::create(b, loc, i64, address),
+          constant(0x3FFFF)),
+      constant(4));
+  // Start address / 16, leading byte offset 16 (unused by swizzled K-major
+  // operands), stride byte offset 1024 (between 8-row groups), 128-byte
+  // swizzle (mode 1 in bits 62-63).
+  uint64_t fixed = (uint64_t(1) << 16) | (uint64_t(1024 / 16) << 32) |
+                   (uint64_t(1) << 62);
+  return arith::OrIOp::create(b, loc, start, constant(fixed));
+}
+
+void MatmulKernelBuilder::warpgroupStep(Value stage,
+                                        SmallVectorImpl<Value> &acc) {
+  MLIRContext *context = b.getContext();
+  Type f32Type = b.getF32Type();
+  auto structType = LLVM::LLVMStructType::getLiteral(
+      context, SmallVector<Type>(acc.size(), f32Type));
+  Value packed = LLVM::PoisonOp::create(b, loc, structType);
+  for (auto [i, value] : llvm::enumerate(acc))
+    packed = LLVM::InsertValueOp::create(b, loc, packed, value,
+                                         ArrayRef<int64_t>{int64_t(i)});
+  auto type = element.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+  auto operandType = NVVM::WGMMATypesAttr::get(context, type);
+  auto one = NVVM::WGMMAScaleInAttr::get(context, NVVM::WGMMAScaleIn::one);
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  for (int64_t kk = 0; kk < t.step / 16; ++kk)
+    packed = NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, structType, packed, descriptor(as, stage, unitRow, kk),
+        descriptor(bs, stage, unitColumn, kk),
+        NVVM::MMAShapeAttr::get(context, 64, t.warpColumns, 16), operandType,
+        operandType,
+        NVVM::WGMMATypesAttr::get(context, NVVM::WGMMATypes::f32),
+        NVVM::WGMMAScaleOutAttr::get(context, NVVM::WGMMAScaleOut::one), one,
+        one, NVVM::MMALayoutAttr::get(context, NVVM::MMALayout::row),
+        NVVM::MMALayoutAttr::get(context, NVVM::MMALayout::col),
+        /*satfinite=*/nullptr);
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  // The step before is done: after the next step's barrier, its stage may
+  // be refilled.
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc,
+                                     b.getI64IntegerAttr(kWgmmaInFlight));
+  for (size_t i = 0; i < acc.size(); ++i)
+    acc[i] = LLVM::ExtractValueOp::create(b, loc, packed,
+                                          ArrayRef<int64_t>{int64_t(i)});
+}
+
 void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
                                 Value bTiles, Value out) {
   as = aTiles;
   bs = bTiles;
   tid = launch.getThreadIds().x;
   Value warp = div(tid, 32), lane = rem(tid, 32);
-  int64_t warpsPerRow = t.blockColumns / t.warpColumns;
-  Value warpRow = mul(div(warp, warpsPerRow), t.warpRows);
-  Value warpColumn = mul(rem(warp, warpsPerRow), t.warpColumns);
+  Value unit = t.warpgroups ? div(tid, 128) : warp;
+  int64_t unitsPerRow = t.blockColumns / t.warpColumns;
+  unitRow = mul(div(unit, unitsPerRow), t.warpRows);
+  unitColumn = mul(rem(unit, unitsPerRow), t.warpColumns);
+  // The rows of C this warp's accumulators hold: its unit's, or in a
+  // warpgroup, the warp's 16 of its 64.
+  Value warpRow = t.warpgroups ? add(unitRow, mul(rem(warp, 4), 16)) : unitRow;
+  Value warpColumn = unitColumn;
   rows = memref::DimOp::create(b, loc, p.a, 0);
   columns = memref::DimOp::create(b, loc, p.c, 1);
   // The block's tile: blocks run in groups of kGroupRowBlocks row blocks,
@@ -350,9 +482,13 @@ void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
   lastColumn = sub(columns, index(1));
   int64_t steps = llvm::divideCeil(p.k, t.step);
 
-  // Stages 0 .. stages - 2 in flight; one commit group per stage, empty
-  // past the last step, so that waits count uniformly.
-  for (int64_t s = 0; s < t.stages - 1; ++s) {
+  // Copies run `lead` steps ahead: with mma.sync, stages - 1 (a stage is
+  // refilled right after the products that read it); with wgmma, stages - 2,
+  // as a step's products may still run while the next step is issued.
+  int64_t lead = t.stages - 1 - kWgmmaInFlight * t.warpgroups;
+  // Steps 0 .. lead - 1 in flight; one commit group per step, empty past
+  // the last step, so that waits count uniformly.
+  for (int64_t s = 0; s < lead; ++s) {
     if (s < steps)
       copyStep(index(s), index(s));
     NVVM::CpAsyncCommitGroupOp::create(b, loc);
@@ -362,14 +498,19 @@ void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
   // chunks +0/+1, B tiles chunks +0/+1 then rows +0/+8; a row's swizzle
   // depends on the lane only (the other terms of its row are multiples of
   // 8).
-  Value low3 = rem(lane, 8), matrix = div(lane, 8);
-  Value laneSwizzle = rem(div(low3, t.rowsPerLine()), t.chunks());
-  Value aRow = add(warpRow, add(low3, mul(rem(matrix, 2), 8)));
-  Value aXor = xorIndex(div(matrix, 2), laneSwizzle);
-  Value bRow = add(warpColumn, add(low3, mul(div(matrix, 2), 8)));
-  Value bXor = xorIndex(rem(matrix, 2), laneSwizzle);
+  if (!t.warpgroups) {
+    Value low3 = rem(lane, 8), matrix = div(lane, 8);
+    Value laneSwizzle = rem(div(low3, t.rowsPerLine()), t.chunks());
+    aRow = add(warpRow, add(low3, mul(rem(matrix, 2), 8)));
+    aXor = xorIndex(div(matrix, 2), laneSwizzle);
+    bRow = add(warpColumn, add(low3, mul(div(matrix, 2), 8)));
+    bXor = xorIndex(rem(matrix, 2), laneSwizzle);
+  }
 
-  int64_t mTiles = t.warpRows / 16, nTiles = t.warpColumns / 8;
+  // A warpgroup's accumulators are, per warp, those of one 16-row tile by
+  // N / 8 8-column tiles, in the layout of mma.sync's.
+  int64_t mTiles = t.warpgroups ? 1 : t.warpRows / 16;
+  int64_t nTiles = t.warpColumns / 8;
   Value quadRow = div(lane, 4), quadColumn = mul(rem(lane, 4), 2);
   // Where accumulator (mt, nt, half) goes in C.
   auto rowOf = [&](int64_t mt, int64_t half) {
@@ -406,11 +547,21 @@ void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
   auto loop = scf::ForOp::create(
       b, loc, index(0), index(steps), index(1), init,
       [&](OpBuilder &, Location, Value step, ValueRange state) {
-        // This step has landed, and every warp is past the last step: its
-        // stage may be refilled.
-        NVVM::CpAsyncWaitGroupOp::create(b, loc, t.stages - 2);
+        // This step has landed, and every warp is past the products that
+        // read the stage refilled next.
+        NVVM::CpAsyncWaitGroupOp::create(b, loc, lead - 1);
+        if (t.warpgroups) {
+          // wgmma reads shared memory through the async proxy; cp.async
+          // wrote it through the generic one.
+          NVVM::FenceProxyOp::create(
+              b, loc,
+              NVVM::ProxyKindAttr::get(b.getContext(),
+                                       NVVM::ProxyKind::async_shared),
+              NVVM::SharedSpaceAttr::get(b.getContext(),
+                                         NVVM::SharedSpace::shared_cta));
+        }
         gpu::BarrierOp::create(b, loc);
-        Value next = add(step, t.stages - 1);
+        Value next = add(step, lead);
         auto more = scf::IfOp::create(
             b, loc, cmp(arith::CmpIPredicate::slt, next, index(steps)));
         {
@@ -422,31 +573,14 @@ void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
 
         Value stage = rem(step, t.stages);
         SmallVector<Value> acc(state.begin(), state.end());
-        for (int64_t kk = 0; kk < t.step / 16; ++kk) {
-          SmallVector<SmallVector<Value>> aRegs, bRegs;
-          for (int64_t mt = 0; mt < mTiles; ++mt)
-            aRegs.push_back(loadMatrices(
-                as,
-                {stage, add(aRow, mt * 16), mul(xorIndex(aXor, 2 * kk), 8)},
-                /*transpose=*/false));
-          for (int64_t pair = 0; pair < nTiles / 2; ++pair) {
-            SmallVector<Value> regs = loadMatrices(
-                bs,
-                {stage, add(bRow, pair * 16), mul(xorIndex(bXor, 2 * kk), 8)},
-                /*transpose=*/false);
-            bRegs.push_back({regs[0], regs[1]});
-            bRegs.push_back({regs[2], regs[3]});
-          }
-          for (int64_t mt = 0; mt < mTiles; ++mt)
-            for (int64_t nt = 0; nt < nTiles; ++nt) {
-              int64_t at = (mt * nTiles + nt) * 4;
-              SmallVector<Value> c(acc.begin() + at, acc.begin() + at + 4);
-              c = mma(aRegs[mt], bRegs[nt], c);
-              std::copy(c.begin(), c.end(), acc.begin() + at);
-            }
-        }
+        if (t.warpgroups)
+          warpgroupStep(stage, acc);
+        else
+          warpStep(stage, acc);
         scf::YieldOp::create(b, loc, acc);
       });
+  if (t.warpgroups)
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
 
   // The result, two values at a time, inside the matrix.
   auto outType = cast<MemRefType>(out.getType());
@@ -564,6 +698,7 @@ struct TfmGPUTensorCoreMatmulPass
 
   void runOnOperation() override {
     std::optional<Tiling> chosen;
+    bool warpgroups = warpgroupMma;
     if (!tile.empty()) {
       if (tile.size() != 6) {
         getOperation().emitError(
@@ -572,7 +707,8 @@ struct TfmGPUTensorCoreMatmulPass
             << tile.size();
         return signalPassFailure();
       }
-      chosen = Tiling{tile[0], tile[1], tile[2], tile[3], tile[4], tile[5]};
+      chosen = Tiling{tile[0], tile[1], tile[2], tile[3],
+                      tile[4], tile[5], warpgroups};
       if (std::string why = checkTiling(*chosen); !why.empty()) {
         getOperation().emitError("tfm-gpu-tensor-core-matmul: tile ")
             << llvm::join(llvm::map_range(
@@ -590,7 +726,8 @@ struct TfmGPUTensorCoreMatmulPass
     IRRewriter rewriter(&getContext());
     for (Projection &p : projections) {
       int64_t columns = cast<MemRefType>(p.c.getType()).getDimSize(1);
-      launchKernel(rewriter, p, chosen ? *chosen : defaultTiling(columns));
+      launchKernel(rewriter, p,
+                   chosen ? *chosen : defaultTiling(columns, warpgroups));
     }
   }
 };

@@ -1,9 +1,12 @@
 // RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul))" | FileCheck %s
 // RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{tile=64,128,64,3,32,64}))" | FileCheck %s --check-prefix=TILE
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true}))" | FileCheck %s --check-prefix=WGMMA
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tile=128,128,64,2,64,128}))" 2>&1 | FileCheck %s --check-prefix=WGMMA-STAGES
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{tile=128,128,48,3,64,64}))" 2>&1 | FileCheck %s --check-prefix=STEP
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{tile=256,256,64,4,64,64}))" 2>&1 | FileCheck %s --check-prefix=SMEM
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{tile=128,128,32}))" 2>&1 | FileCheck %s --check-prefix=COUNT
 
+// WGMMA-STAGES: tile 128,128,64,2,64,128 cannot tile a kernel: warpgroup MMA needs at least 3 stages
 // STEP: error: tfm-gpu-tensor-core-matmul: tile 128,128,48,3,64,64 cannot tile a kernel: its step must be 32 or 64
 // SMEM: tile 256,256,64,4,64,64 cannot tile a kernel: its stages need 262144 bytes of shared memory, more than a block has (166912)
 // COUNT: error: tfm-gpu-tensor-core-matmul: tile takes 6 numbers (block rows, block columns, step, stages, warp rows, warp columns), not 3
@@ -64,6 +67,31 @@
 // TILE: memref.view {{.*}} to memref<3x64x64xbf16, #gpu.address_space<workgroup>>
 // TILE: memref.view {{.*}} to memref<3x128x64xbf16, #gpu.address_space<workgroup>>
 // TILE: nvvm.cp.async.wait.group 1
+
+// With warpgroup MMA (sm_90a), N at most 512: one warpgroup (128 threads)
+// per 64x128 tile, 4 stages of 64 columns (96 KiB). Copies run two steps
+// ahead; each step fences the copies for the async proxy, then issues one
+// wgmma per 16 columns on descriptors of the shared tiles and leaves them
+// running while the next step begins; the results are waited for once,
+// after the loop.
+// WGMMA-LABEL: func.func @projection
+// WGMMA: %[[BYTES:.*]] = arith.constant 98304 : i32
+// WGMMA: gpu.launch {{.*}} threads(%{{.*}}) in (%{{.*}} = %c128{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) dynamic_shared_memory_size %[[BYTES]]
+// WGMMA: %[[AS:.*]] = memref.view {{.*}} to memref<4x64x64xbf16, #gpu.address_space<workgroup>>
+// WGMMA: %[[BS:.*]] = memref.view {{.*}} to memref<4x128x64xbf16, #gpu.address_space<workgroup>>
+// WGMMA: scf.for
+// WGMMA:   nvvm.cp.async.wait.group 1
+// WGMMA:   nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// WGMMA:   gpu.barrier
+// WGMMA:   nvvm.wgmma.fence.aligned
+// WGMMA:   memref.extract_aligned_pointer_as_index %[[AS]]
+// WGMMA:   memref.extract_aligned_pointer_as_index %[[BS]]
+// WGMMA:   nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// WGMMA-COUNT-3: nvvm.wgmma.mma_async
+// WGMMA:   nvvm.wgmma.commit.group.sync.aligned
+// WGMMA:   nvvm.wgmma.wait.group.sync.aligned 1
+// WGMMA: nvvm.wgmma.wait.group.sync.aligned 0
+// WGMMA: vector.store
 func.func @projection(%x: memref<?x256xbf16>, %w: memref<100x256xbf16>, %c: memref<?x100xf32>) {
   %zero = arith.constant 0.0 : f32
   linalg.fill ins(%zero : f32) outs(%c : memref<?x100xf32>)
