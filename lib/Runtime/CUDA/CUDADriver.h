@@ -24,6 +24,7 @@ using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
 using CUevent = struct CUevent_st *;
+using CUmemoryPool = struct CUmemPoolHandle_st *;
 
 // Values of the driver's enums that tfm passes.
 constexpr unsigned kStreamNonBlocking = 0x1;
@@ -33,6 +34,7 @@ constexpr int kJitErrorLogBuffer = 5;
 constexpr int kJitErrorLogBufferSize = 6;
 constexpr int kJitOptimizationLevel = 7;
 constexpr int kFuncMaxDynamicSharedBytes = 8;
+constexpr int kMemPoolReleaseThreshold = 4;
 
 /// The driver's functions, all non-null once `driver()` succeeded.
 struct Driver {
