@@ -156,6 +156,20 @@ def median_ms(function, reps=20):
     return sorted(times)[len(times) // 2]
 
 
+def warm_up(seconds=1.0):
+    """Keeps the GPU busy with bf16 matrix products for `seconds`, so that
+    its clocks have risen before the first timed shape (which otherwise
+    read up to 4x slow)."""
+    import time
+    import torch
+    a = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        for _ in range(10):
+            a @ a
+        torch.cuda.synchronize()
+
+
 def device_arrays(*tensors):
     """tfm device arrays over PyTorch's CUDA tensors (bf16, contiguous)."""
     from tfm import runtime
@@ -260,6 +274,7 @@ if __name__ == "__main__":
                                                     "model"}:
         import torch
         print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}")
+        warm_up()
         results = {}
         if "projections" in which:
             results["projections"] = run_projections(where)
