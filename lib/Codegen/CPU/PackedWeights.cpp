@@ -339,7 +339,14 @@ struct TfmCPUPrepareWeightsPass
       auto panelSizes = [&](int64_t width) -> SmallVector<OpFoldResult> {
         return {one, b.getIndexAttr(depth), b.getIndexAttr(width)};
       };
-      Value packed = tensor::EmptyOp::create(b, loc, shape, b.getF32Type());
+      // Built in the output itself: from a tensor.empty, two packings of
+      // the same shape (two tails of 8 columns, say) would share one
+      // empty tensor and its zero fill after CSE, and empty-tensor
+      // elimination would then write both into one output.
+      Value destination = entry->getArgument(sources.size() + i);
+      Value packed = bufferization::ToTensorOp::create(
+          b, loc, RankedTensorType::get(shape, b.getF32Type()), destination,
+          /*restrict=*/true, /*writable=*/true);
       // Threads over the whole panels, each packed whole (K steps of NR
       // columns).
       if (whole) {
@@ -379,8 +386,7 @@ struct TfmCPUPrepareWeightsPass
                                                panelSizes(columns), ones);
       }
       bufferization::MaterializeInDestinationOp::create(
-          b, loc, TypeRange(), packed,
-          entry->getArgument(sources.size() + i), /*restrict=*/true,
+          b, loc, TypeRange(), packed, destination, /*restrict=*/true,
           /*writable=*/true);
     }
     func::ReturnOp::create(b, loc,

@@ -24,15 +24,16 @@
 // CHECK: return
 //
 // The entry point that makes it: the weights and scales as inputs, the
-// packed weights as outputs, threads over the whole 32-column panels, each
-// transposed to [64, 32] and scaled by g; then the last 5 columns into a
-// panel of zeros.
+// packed weights as outputs, built in place in the output; threads over
+// the whole 32-column panels, each transposed to [64, 32] and scaled by g;
+// then the last 5 columns into a panel of zeros.
 // CHECK-LABEL: func.func @prepare_weights
 // CHECK-SAME: (%[[PW:.+]]: memref<101x64xf32> {tfm.name = "w"}, %[[PG:.+]]: memref<64xf32> {tfm.name = "g"}, %[[POUT:.+]]: memref<4x64x32xf32> {tfm.name = "w.packed"}) -> i32
 // CHECK-SAME: attributes {llvm.emit_c_interface, tfm.input_count = 2 : i64}
 // CHECK: %[[TW:.+]] = bufferization.to_tensor %[[PW]] restrict
 // CHECK: %[[TG:.+]] = bufferization.to_tensor %[[PG]] restrict
-// CHECK: %[[ALL:.+]] = scf.forall (%[[P:.+]]) in (3) shared_outs(%[[O:.+]] = %{{.+}}) -> (tensor<4x64x32xf32>)
+// CHECK: %[[DEST:.+]] = bufferization.to_tensor %[[POUT]] restrict writable
+// CHECK: %[[ALL:.+]] = scf.forall (%[[P:.+]]) in (3) shared_outs(%[[O:.+]] = %[[DEST]]) -> (tensor<4x64x32xf32>)
 // CHECK:   %[[ROW:.+]] = arith.muli %[[P]], %c32
 // CHECK:   %[[STRIP:.+]] = tensor.extract_slice %[[TW]][%[[ROW]], 0] [32, 64] [1, 1]
 // CHECK:   %[[STRIPS:.+]] = tensor.expand_shape %[[STRIP]]
@@ -120,4 +121,29 @@ func.func @conv1d(%x: tensor<?x64xf32> {tfm.name = "x"}, %c: tensor<64x96xf32> {
   %k = tfm.linear %x, %wk : (tensor<?x64xf32>, tensor<32x64xf32>) -> tensor<?x32xf32>
   %v = tfm.linear %x, %wv : (tensor<?x64xf32>, tensor<32x64xf32>) -> tensor<?x32xf32>
   return %k, %v : tensor<?x32xf32>, tensor<?x32xf32>
+}
+
+// -----
+
+// Two weights of 8 columns, each no whole panel (an MQA model's k and v):
+// each packed in its own output. (Built from one tensor.empty, CSE merged
+// their zero fills and both were written into one output.)
+// CHECK-LABEL: func.func @prepare_weights
+// CHECK-SAME: (%[[K:.+]]: memref<8x32xf32> {tfm.name = "k"}, %[[V:.+]]: memref<8x32xf32> {tfm.name = "v"}, %[[KOUT:.+]]: memref<1x32x32xf32> {tfm.name = "k.packed"}, %[[VOUT:.+]]: memref<1x32x32xf32> {tfm.name = "v.packed"})
+// CHECK-DAG: %[[TK:.+]] = bufferization.to_tensor %[[K]] restrict
+// CHECK-DAG: %[[TV:.+]] = bufferization.to_tensor %[[V]] restrict
+// CHECK: %[[KDEST:.+]] = bufferization.to_tensor %[[KOUT]] restrict writable
+// CHECK: %[[KZEROS:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[KDEST]] : tensor<1x32x32xf32>)
+// CHECK: tensor.expand_shape %[[TK]]
+// CHECK: %[[KMADE:.+]] = tensor.insert_slice %{{.+}} into %[[KZEROS]][0, 0, 0] [1, 32, 8] [1, 1, 1]
+// CHECK: bufferization.materialize_in_destination %[[KMADE]] in restrict writable %[[KOUT]]
+// CHECK: %[[VDEST:.+]] = bufferization.to_tensor %[[VOUT]] restrict writable
+// CHECK: %[[VZEROS:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[VDEST]] : tensor<1x32x32xf32>)
+// CHECK: tensor.expand_shape %[[TV]]
+// CHECK: %[[VMADE:.+]] = tensor.insert_slice %{{.+}} into %[[VZEROS]][0, 0, 0] [1, 32, 8] [1, 1, 1]
+// CHECK: bufferization.materialize_in_destination %[[VMADE]] in restrict writable %[[VOUT]]
+func.func @narrow_siblings(%x: tensor<?x32xf32> {tfm.name = "x"}, %k: tensor<8x32xf32> {tfm.name = "k"}, %v: tensor<8x32xf32> {tfm.name = "v"}) -> (tensor<?x8xf32> {tfm.name = "yk"}, tensor<?x8xf32> {tfm.name = "yv"}) {
+  %yk = tfm.linear %x, %k : (tensor<?x32xf32>, tensor<8x32xf32>) -> tensor<?x8xf32>
+  %yv = tfm.linear %x, %v : (tensor<?x32xf32>, tensor<8x32xf32>) -> tensor<?x8xf32>
+  return %yk, %yv : tensor<?x8xf32>, tensor<?x8xf32>
 }
