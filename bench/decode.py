@@ -123,7 +123,8 @@ def worker(impl, directory, dtype, context, reps):
                 logits, _ = step(ids, context, cache)  # the past stays as it is
             return logits.float().numpy()
     else:
-        decode = runtime.Library(directory / f"model-{dtype}.so")["decode"]
+        library = runtime.Library(directory / f"model-{dtype}.so")
+        decode = library["decode"]
         convert = runtime.to_bf16 if dtype == "bf16" else (lambda a: a.astype(np.float32))
         caches = []
         for layer in range(config["num_layers"]):
@@ -133,7 +134,8 @@ def worker(impl, directory, dtype, context, reps):
                                  runtime.NUMPY_DTYPES[dtype])
                 cache[:, :, :context] = convert(array)
                 caches.append(cache)
-        params = [convert(weights[s["name"]]) for s in decode.inputs[3 + len(caches):]]
+        params = library.prepare({name: convert(array) for name, array in weights.items()})
+        params = [params[s["name"]] for s in decode.inputs[3 + len(caches):]]
         lengths = np.full(batch, context, np.int32)
         # Each call writes position `context` again: the same step repeated.
         bound = decode.bind(ids[:, None], lengths[:, None], lengths, *caches, *params)
@@ -180,7 +182,7 @@ def main():
         print(f"{dtype}: compiled in {time.perf_counter() - start:.1f} s")
     rng = np.random.default_rng(0)
     weights = {}
-    for spec in library["forward"].inputs[2:]:
+    for spec in library.given_inputs("forward")[2:]:
         shape = spec["shape"]
         scale = 0.1 if len(shape) == 1 else 1 / math.sqrt(shape[-1])
         weights[spec["name"]] = ((1.0 if len(shape) == 1 else 0.0)

@@ -26,7 +26,7 @@ def worker(library_path, window):
     library = runtime.Library(library_path)
     rng = np.random.default_rng(0)
     params = {}
-    for spec in library["forward"].inputs[2:]:
+    for spec in library.given_inputs("forward")[2:]:
         shape = spec["shape"]
         params[spec["name"]] = (rng.standard_normal(shape) / np.sqrt(shape[-1])
                                 ).astype(np.float32)

@@ -18,11 +18,12 @@ out = pathlib.Path(sys.argv[2])
 batch = int(sys.argv[3]) if len(sys.argv) > 3 else 2
 length = int(sys.argv[4]) if len(sys.argv) > 4 else 64
 library = runtime.Library(out / "model.so")
-forward = library["forward"]
 rng = np.random.default_rng(0)
 
+# The parameters as a caller gives them (tfm-run packs the f32 weights once
+# with the library's prepare_weights).
 params = {}
-for spec in forward.inputs[2:]:
+for spec in library.given_inputs("forward")[2:]:
     shape = spec["shape"]
     if spec["name"].endswith("norm.weight"):
         value = 1.0 + 0.1 * rng.standard_normal(shape)

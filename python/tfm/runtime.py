@@ -32,8 +32,8 @@ _RUNTIME_DTYPES = {np.dtype(np.float32): b"f32", np.dtype(np.float16): b"f16",
                    np.dtype(np.uint16): b"bf16", np.dtype(np.int32): b"i32",
                    np.dtype(np.int64): b"i64", np.dtype(np.bool_): b"i1"}
 
-# The entry point of a library compiled with --prepack-weights that packs
-# the weights once (kPrepareWeightsEntry, tfm/Runtime/Manifest.h).
+# The entry point that packs a library's f32 weights once (tfm-compile's
+# default; kPrepareWeightsEntry, tfm/Runtime/Manifest.h).
 PREPARE_WEIGHTS = "prepare_weights"
 
 # tfm_status (tfm-c/Runtime.h).
@@ -193,8 +193,13 @@ class EntryPoint:
         missing = [s["name"] for s in self.inputs if s["name"] not in named]
         unknown = set(named) - {s["name"] for s in self.inputs}
         if missing or unknown:
+            prepared = self._library.entry_points.get(PREPARE_WEIGHTS)
+            hint = ""
+            if prepared and {s["name"] for s in prepared.outputs} & set(missing):
+                hint = (" (the library packs its f32 weights once: pass the "
+                        "parameters through Library.prepare)")
             raise TypeError(f"{self.name}: missing inputs {missing}, "
-                            f"unknown inputs {sorted(unknown)}")
+                            f"unknown inputs {sorted(unknown)}{hint}")
         return [named[s["name"]] for s in self.inputs]
 
     def _inputs(self, args):
@@ -346,7 +351,7 @@ class Library:
 
     def given_inputs(self, name):
         """The input specs of entry point `name` as a caller gives them:
-        for a library compiled with `--prepack-weights`, with the weights
+        for a library that packs its weights once, with the weights
         that `prepare_weights` packs (after the others) in place of their
         packed forms, which `prepare` makes from them."""
         inputs = self[name].inputs
@@ -360,7 +365,8 @@ class Library:
 
     def prepare(self, params):
         """`params` (arrays by name) as the entry points take them. For a
-        library compiled with `--prepack-weights`: with the inputs
+        library that packs its weights once (tfm-compile's default): with
+        the inputs
         `<weight>.packed` that its `prepare_weights` entry point makes once,
         in place of the weights that no other entry point reads unpacked
         (they can be let go). Any other library takes `params` as they are.

@@ -22,8 +22,12 @@ config = {"vocab_size": 50, "d_model": 32, "num_layers": 1, "num_heads": 4,
           "num_kv_heads": 2, "d_ff": 48, "tie_embeddings": True}
 library = runtime.Library(compiler.compile_model(config, out / "model.so"))
 forward = library["forward"]
-params = [(rng.standard_normal(s["shape"]) * 0.2).astype(np.float32)
-          for s in forward.inputs[2:]]
+# The f32 weights packed once (Library.prepare), in the order forward takes
+# them.
+prepared = library.prepare({s["name"]: (rng.standard_normal(s["shape"]) * 0.2).astype(np.float32)
+                            for s in library.given_inputs("forward")[2:]})
+params = [prepared[s["name"]] for s in forward.inputs[2:]]
+last = forward.inputs[-1]["name"]
 ids = rng.integers(0, 50, (2, 5)).astype(np.int32)
 positions = np.tile(np.arange(5, dtype=np.int32), (2, 1))
 inputs = [ids, positions, *params]
@@ -104,13 +108,14 @@ expect(TypeError, "input 'input_ids' must be i32 (int32), got object",
        lambda: forward(ids.astype(object), positions, *params))
 expect(TypeError, "input 'input_ids' is not an array",
        lambda: forward([[1, 2], [3]], positions, *params))
-expect(TypeError, "input 'model.norm.weight' must be f32 (float32), got float64",
+expect(TypeError, f"input '{last}' must be f32 (float32), got float64",
        lambda: forward(*inputs[:-1], params[-1].astype(np.float64)))
 count = f"expected {len(inputs)} inputs, got {len(inputs) - 1}"
 expect(TypeError, count, lambda: forward(*inputs[:-1]))
 # Non-contiguous and unaligned inputs are copied (same values).
 strided = np.repeat(ids, 2, axis=1)[:, ::2]
-misaligned = np.frombuffer(bytearray(1) + params[-1].tobytes(), np.float32, offset=1)
+misaligned = np.frombuffer(bytearray(1) + params[-1].tobytes(), np.float32,
+                           offset=1).reshape(params[-1].shape)
 assert not misaligned.flags.aligned and not strided.flags.c_contiguous
 assert np.array_equal(forward(strided, positions, *params[:-1], misaligned), expected)
 print("PASS non-contiguous and unaligned inputs")

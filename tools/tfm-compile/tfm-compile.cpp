@@ -113,8 +113,9 @@ cl::opt<bool> prepackWeights(
     cl::desc("CPU: f32 weights packed once, by the library's "
              "prepare_weights entry point, into inputs of their own "
              "(NAME.packed) that the other entry points read in place of "
-             "packing them in every call"),
-    cl::cat(category));
+             "packing them in every call (default true; "
+             "--prepack-weights=false: the entry points take the weights)"),
+    cl::init(true), cl::cat(category));
 cl::opt<std::string> headerPath(
     "header", cl::desc("Also write the C header of the entry points here"),
     cl::value_desc("path"), cl::cat(category));

@@ -63,8 +63,9 @@ struct TargetOptions {
   /// The CPU: which projection fusion passes run (all by default).
   ProjectionFusions fusions;
   /// The CPU: f32 weights packed once by a prepare_weights entry point
-  /// rather than in every call.
-  bool prepackWeights = false;
+  /// rather than in every call (the default; false: the entry points take
+  /// the weights themselves and pack them in every call).
+  bool prepackWeights = true;
 };
 
 class TargetBackend {

@@ -90,12 +90,13 @@ func.func @matmul_no_columns(%a: tensor<8x16xf32>, %b: tensor<16x0xf32>) -> tens
 # A whole model on an empty batch and on empty sequences (dynamic dims of 0).
 config = {"vocab_size": 40, "d_model": 32, "num_layers": 1, "num_heads": 4,
           "num_kv_heads": 2, "d_ff": 48}
-forward = runtime.Library(compiler.compile_model(
-    config, suite.workdir / "model.so", flags=suite.flags))["forward"]
-params = [(normal(*s["shape"]) * 0.2).astype(np.float32) for s in forward.inputs[2:]]
+library = runtime.Library(compiler.compile_model(
+    config, suite.workdir / "model.so", flags=suite.flags))
+params = library.prepare({s["name"]: (normal(*s["shape"]) * 0.2).astype(np.float32)
+                          for s in library.given_inputs("forward")[2:]})
 for shape in [(0, 5), (2, 0), (0, 0)]:
     ids = np.zeros(shape, np.int32)
-    logits = forward(ids, ids, *params)
+    logits = library["forward"](input_ids=ids, position_ids=ids, **params)
     assert logits.shape == shape + (40,), logits.shape
     print(f"PASS model on input_ids of shape {shape}: logits {logits.shape}")
 

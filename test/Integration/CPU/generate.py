@@ -13,7 +13,8 @@
 # of W positions); Llama 3's scaled RoPE frequencies; a GPT-2 model (learned positions, LayerNorm, biases,
 # GPT-2 checkpoint names); a post-norm model with prompts of different
 # lengths; f16 and bf16 (logits within 1e-2 of the
-# reference fed the same tokens); weights packed once (--prepack-weights). Also: sampling is reproducible from a
+# reference fed the same tokens); weights packed once (the default) and in every
+# call (--prepack-weights=false). Also: sampling is reproducible from a
 # seed, top_k = 1 is greedy, and bad caches, lengths and prompts are refused
 # before anything runs.
 
@@ -112,17 +113,20 @@ run_greedy("llama_f16", dict(LLAMA, num_layers=1), [prompts[0]], steps=8, dtype=
            tolerance=1e-2)
 run_greedy("llama_bf16", dict(LLAMA, num_layers=1), [prompts[0]], steps=8, dtype="bf16",
            tolerance=1e-2)
-# Weights packed once (--prepack-weights): generation.Model runs the
-# library's prepare_weights when it binds them, and prefill and decode read
-# the packed panels (prompts of 45 and 52 tokens, one row per decode step).
-run_greedy("llama_prepacked", LLAMA, [rng.integers(0, 89, 45).tolist(),
-                                      rng.integers(0, 89, 52).tolist()],
-           steps=8, flags=["--prepack-weights"])
-# GPT-2's Conv1D weights packed once from [K, N] (c_attn in q, k and v
-# slices), read so by prefill and decode.
-run_greedy("gpt2_prepacked", GPT2, [rng.integers(0, 73, 5).tolist(),
-                                    rng.integers(0, 73, 9).tolist()],
-           steps=8, flags=["--prepack-weights"])
+# The f32 weights are packed once (tfm-compile's default): generation.Model
+# runs the library's prepare_weights when it binds them, and prefill and
+# decode read the packed panels; prompts of 45 and 52 tokens (8-row blocks
+# with rows left), one row per decode step. Then the same with the weights
+# packed in every call (--prepack-weights=false).
+for flags in [(), ("--prepack-weights=false",)]:
+    suffix = "_per_call" if flags else ""
+    run_greedy("llama_long" + suffix, LLAMA, [rng.integers(0, 89, 45).tolist(),
+                                              rng.integers(0, 89, 52).tolist()],
+               steps=8, flags=flags)
+    # GPT-2's Conv1D weights ([K, N]; c_attn in q, k and v slices).
+    run_greedy("gpt2_again" + suffix, GPT2, [rng.integers(0, 73, 5).tolist(),
+                                             rng.integers(0, 73, 9).tolist()],
+               steps=8, flags=flags)
 # Post-norm: prefill's last layer takes each row's last token before its
 # residual add and norm, as pre-norm does before its output projection.
 run_greedy("post_norm", dict(LLAMA, norm_placement="post"),

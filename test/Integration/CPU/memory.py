@@ -45,9 +45,9 @@ def status_kib(field):
     raise KeyError(field)
 
 
-forward = runtime.Library(compiler.compile_model(CONFIG, workdir / "model.so"))["forward"]
+library = runtime.Library(compiler.compile_model(CONFIG, workdir / "model.so"))
 params = {}
-for spec in forward.inputs[2:]:
+for spec in library.given_inputs("forward")[2:]:
     value = rng.standard_normal(spec["shape"]) / np.sqrt(spec["shape"][-1])
     if spec["name"].endswith("norm.weight"):
         value = 1.0 + 0.1 * rng.standard_normal(spec["shape"])
@@ -56,7 +56,10 @@ ids = rng.integers(0, CONFIG["vocab_size"], (BATCH, LENGTH)).astype(np.int32)
 positions = np.tile(np.arange(LENGTH, dtype=np.int32), (BATCH, 1))
 logits = np.empty((BATCH, LENGTH, CONFIG["vocab_size"]), np.float32)
 logits.fill(0.0)  # its pages resident before the measurement, as the inputs'
-call = forward.bind(ids, positions, *params.values(), out=[logits])
+# The weights packed once (prepare_weights) are weights: bound before the
+# measurement.
+call = library["forward"].bind(input_ids=ids, position_ids=positions,
+                               **library.prepare(params), out=[logits])
 
 bound_mib = (layer_activation_bytes(CONFIG, BATCH, LENGTH) + (64 << 20)) / 2**20
 failures = 0

@@ -7,8 +7,10 @@
 # (learned positions, LayerNorm, gelu_tanh, biases), a post-norm model, a
 # GPT-2 model under GPT-2 checkpoint names, and a model for each FFN kind
 # those leave out (geglu, gelu, silu). Each library is called at B·S = 5,
-# 51, 7 and (where its positions reach) 129. One model also compiles with the
-# projection fusions off, and two with their weights packed once.
+# 51, 7 and (where its positions reach) 129, its f32 weights packed once by
+# its prepare_weights (tfm-compile's default). One model also compiles with
+# the projection fusions off, and three with their weights packed in every
+# call (--prepack-weights=false).
 
 import pathlib
 import sys
@@ -80,6 +82,15 @@ def random_params(inputs):
     return params
 
 
+def forward_of(library, params):
+    """`library`'s forward on `params` (the weights as a caller gives
+    them), called with ids and positions: the weights packed once
+    (Library.prepare) and passed by name."""
+    bound = library.prepare(params)
+    return lambda ids, positions, **out: library["forward"](
+        input_ids=ids, position_ids=positions, **bound, **out)
+
+
 def sizes_of(config):
     """(B, S) with M = B·S of 5, 51, 7 and (where the positions reach) 129:
     streamed weights, packed ones, and 8-row blocks with rows left."""
@@ -92,12 +103,12 @@ def sizes_of(config):
 failures = 0
 for name, config in MODELS.items():
     library = runtime.Library(compiler.compile_model(config, workdir / f"{name}.so"))
-    forward = library["forward"]
-    params = random_params(forward.inputs[2:])
+    params = random_params(library.given_inputs("forward")[2:])
+    forward = forward_of(library, params)
     for batch, length in sizes_of(config):
         ids = rng.integers(0, config["vocab_size"], (batch, length)).astype(np.int32)
         positions = np.tile(np.arange(length, dtype=np.int32), (batch, 1))
-        logits = forward(ids, positions, *params.values())
+        logits = forward(ids, positions)
         expected = reference.language_model(config, params, ids, positions)
         error = np.abs(logits - expected).max() / np.abs(expected).max()
         ok = logits.shape == expected.shape and error <= 1e-5
@@ -107,16 +118,16 @@ for name, config in MODELS.items():
 
 
 
-def check_compiled(label, forward, config, batch, length):
-    """Calls `forward` on random f32 parameters (fan-in scaled) and tokens
-    against the float64 reference; prints and returns whether it is within
-    1e-5."""
+def check_compiled(label, library, config, batch, length):
+    """Calls `library`'s forward on random f32 parameters (fan-in scaled)
+    and tokens against the float64 reference; prints and returns whether it
+    is within 1e-5."""
     params = {s["name"]: (rng.standard_normal(s["shape"]) / np.sqrt(s["shape"][-1]) + (
         1.0 if s["name"].endswith("norm.weight") else 0.0)).astype(np.float32)
-              for s in forward.inputs[2:]}
+              for s in library.given_inputs("forward")[2:]}
     ids = rng.integers(0, config["vocab_size"], (batch, length)).astype(np.int32)
     positions = np.tile(np.arange(length, dtype=np.int32), (batch, 1))
-    logits = forward(ids, positions, *params.values())
+    logits = forward_of(library, params)(ids, positions)
     expected = reference.language_model(config, params, ids, positions)
     error = np.abs(logits - expected).max() / np.abs(expected).max()
     print(f"{'PASS' if error <= 1e-5 else 'FAIL'} {label}: "
@@ -126,9 +137,9 @@ def check_compiled(label, forward, config, batch, length):
 
 # An AVX2-only target (--mcpu=x86-64-v3) computes the same numbers.
 config = MODELS["mistral_window"]
-forward = runtime.Library(compiler.compile_model(
-    config, workdir / "mistral_avx2.so", cpu="x86-64-v3"))["forward"]
-failures += not check_compiled("mistral_window on x86-64-v3", forward, config, 2, 13)
+library = runtime.Library(compiler.compile_model(
+    config, workdir / "mistral_avx2.so", cpu="x86-64-v3"))
+failures += not check_compiled("mistral_window on x86-64-v3", library, config, 2, 13)
 
 # bf16 and f16 models: parameters and activations in 16 bits, accumulation
 # in f32; within 1e-2 of the float64 reference on the rounded weights. Every
@@ -180,15 +191,15 @@ for name, dtype, layers in [("llama_tied", "bf16", 1), ("llama_tied", "f16", 2),
 for name in ("llama_tied", "mistral_window", "gpt2_like", "gpt2_checkpoint_names",
              "post_norm_relu"):
     config = dict(MODELS[name], logits="last")
-    forward = runtime.Library(compiler.compile_model(
-        config, workdir / f"{name}_last.so"))["forward"]
+    library = runtime.Library(compiler.compile_model(config, workdir / f"{name}_last.so"))
     params = {s["name"]: (rng.standard_normal(s["shape"]) / np.sqrt(s["shape"][-1]) + (
         1.0 if len(s["shape"]) == 1 and s["name"].endswith("weight") else 0.0)).astype(np.float32)
-              for s in forward.inputs[2:]}
+              for s in library.given_inputs("forward")[2:]}
+    forward = forward_of(library, params)
     for batch, length in [(2, 11), (1, 1), (0, 3)]:
         ids = rng.integers(0, config["vocab_size"], (batch, length)).astype(np.int32)
         positions = np.tile(np.arange(length, dtype=np.int32), (batch, 1))
-        logits = forward(ids, positions, *params.values())
+        logits = forward(ids, positions)
         expected = reference.language_model(config, params, ids, positions)[:, -1:]
         error = (np.abs(logits - expected).max() / np.abs(expected).max()
                  if expected.size else 0.0)
@@ -197,7 +208,7 @@ for name in ("llama_tied", "mistral_window", "gpt2_like", "gpt2_checkpoint_names
         print(f"{'PASS' if ok else 'FAIL'} {name} last logits B={batch} S={length}: "
               f"error {error:.2e} (tolerance 1e-05)")
     try:
-        forward(np.zeros((2, 0), np.int32), np.zeros((2, 0), np.int32), *params.values())
+        forward(np.zeros((2, 0), np.int32), np.zeros((2, 0), np.int32))
         print(f"FAIL {name} last logits S=0: no error")
         failures += 1
     except runtime.RuntimeCheckError as error:
@@ -256,31 +267,33 @@ for what, bad_ids, bad_positions, message in cases:
 # tolerance.
 rng = np.random.default_rng(29)
 config = MODELS["llama_tied"]
-forward = runtime.Library(compiler.compile_model(
-    config, workdir / "llama_unfused.so",
-    flags=["--no-fuse=all"]))["forward"]
-failures += not check_compiled("llama_tied unfused", forward, config, 1, 51)
+library = runtime.Library(compiler.compile_model(
+    config, workdir / "llama_unfused.so", flags=["--no-fuse=all"]))
+failures += not check_compiled("llama_tied unfused", library, config, 1, 51)
 
-# Weights packed once (tfm-compile --prepack-weights): the library's
-# prepare_weights makes each f32 weight's packed panels (a folded RMSNorm's
-# weight scaling them, the columns past the whole panels in one padded with
-# zeros) from the parameters, and forward reads them instead of the
-# weights, which it no longer takes where nothing else reads them
-# (Library.prepare leaves them out). M of 5 and 7 (where the library
-# that packs per call streams the weights), 51 and 129 (8-row blocks with
-# rows left), vocabularies of 97, 59 and 67 that leave columns past the
-# whole panels; LayerNorm folded into the projections, with biases; GPT-2
-# checkpoint names, whose Conv1D weights ([K, N]) are packed as they lie,
-# c_attn in q, k and v slices (the tied embedding stays, for the gather).
-# Whether the logits are those of the library that
-# packs per call, bit for bit, is printed: they are where both read the
-# same panels the same way, but the streamed form and a one-column tail
-# (97 = 3 x 32 + 1, read from the padded panel) sum in another order.
+# Weights packed once (tfm-compile's default) against packed in every call
+# (--prepack-weights=false): the library's prepare_weights makes each f32
+# weight's packed panels (a folded RMSNorm's weight scaling them, the
+# columns past the whole panels in one padded with zeros) from the
+# parameters, and forward reads them instead of the weights, which it no
+# longer takes where nothing else reads them (Library.prepare leaves them
+# out). M of 5 and 7 (where the library that packs per call streams the
+# weights), 51 and 129 (8-row blocks with rows left), vocabularies of 97,
+# 59 and 67 that leave columns past the whole panels; LayerNorm folded into
+# the projections, with biases; GPT-2 checkpoint names, whose Conv1D
+# weights ([K, N]) are packed as they lie, c_attn in q, k and v slices (the
+# tied embedding stays, for the gather). Whether the logits are those of
+# the library that packs per call, bit for bit, is printed: they are where
+# both read the same panels the same way, but the streamed form and a
+# one-column tail (97 = 3 x 32 + 1, read from the padded panel) sum in
+# another order.
 for name in ["llama_tied", "gelu_layer_norm", "gpt2_checkpoint_names"]:
     config = MODELS[name]
-    library = runtime.Library(compiler.compile_model(
-        config, workdir / f"{name}_prepacked.so", flags=["--prepack-weights"]))
-    forward, per_call = library["forward"], runtime.Library(workdir / f"{name}.so")["forward"]
+    library = runtime.Library(workdir / f"{name}.so")
+    per_call_library = runtime.Library(compiler.compile_model(
+        config, workdir / f"{name}_per_call.so", flags=["--prepack-weights=false"]))
+    assert "prepare_weights" not in per_call_library.entry_points
+    forward, per_call = library["forward"], per_call_library["forward"]
     params = random_params(per_call.inputs[2:])
     bound = library.prepare(params)
     packed = [key for key in bound if key.endswith(".packed")]

@@ -36,23 +36,25 @@ BF16_SIZES = [size for size in SIZES if size[1] <= 70]
 failures = 0
 for dtype, tolerance, sizes in [("f32", 1e-5, SIZES), ("bf16", 1e-2, BF16_SIZES)]:
     config = dict(CONFIG, dtype=dtype, num_layers=2 if dtype == "f32" else 1)
-    forward = runtime.Library(compiler.compile_model(
-        config, workdir / f"model-{dtype}.so"))["forward"]
-    params, arguments = {}, []
-    for spec in forward.inputs[2:]:
+    library = runtime.Library(compiler.compile_model(
+        config, workdir / f"model-{dtype}.so"))
+    params, arguments = {}, {}
+    for spec in library.given_inputs("forward")[2:]:
         value = rng.standard_normal(spec["shape"]) / np.sqrt(spec["shape"][-1])
         if spec["name"].endswith("norm.weight"):
             value = 1.0 + 0.1 * rng.standard_normal(spec["shape"])
+        name = spec["name"]
         if dtype == "bf16":
-            arguments.append(runtime.to_bf16(value))
-            params[spec["name"]] = runtime.from_bf16(arguments[-1]).astype(np.float64)
+            arguments[name] = runtime.to_bf16(value)
+            params[name] = runtime.from_bf16(arguments[name]).astype(np.float64)
         else:
-            arguments.append(value.astype(np.float32))
-            params[spec["name"]] = arguments[-1].astype(np.float64)
+            arguments[name] = value.astype(np.float32)
+            params[name] = arguments[name].astype(np.float64)
+    arguments = library.prepare(arguments)
     for batch, length in sizes:
         ids = rng.integers(0, config["vocab_size"], (batch, length)).astype(np.int32)
         positions = np.tile(np.arange(length, dtype=np.int32), (batch, 1))
-        logits = forward(ids, positions, *arguments)
+        logits = library["forward"](input_ids=ids, position_ids=positions, **arguments)
         if dtype == "bf16":
             logits = runtime.from_bf16(logits)
         expected = reference.language_model(config, params, ids, positions)

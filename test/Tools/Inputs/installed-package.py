@@ -28,11 +28,12 @@ print(f"version {tfm.__version__}")
 with tempfile.TemporaryDirectory() as work:
     config = {"vocab_size": 30, "d_model": 16, "num_layers": 1, "num_heads": 2,
               "d_ff": 24}
-    forward = runtime.Library(compiler.compile_model(
-        config, pathlib.Path(work) / "model.so"))["forward"]
-    params = [np.full(s["shape"], 0.1, np.float32) for s in forward.inputs[2:]]
+    library = runtime.Library(compiler.compile_model(
+        config, pathlib.Path(work) / "model.so"))
+    params = library.prepare({s["name"]: np.full(s["shape"], 0.1, np.float32)
+                              for s in library.given_inputs("forward")[2:]})
     ids = np.array([[1, 2, 3]], np.int32)
-    assert forward(ids, ids, *params).shape == (1, 3, 30)
+    assert library["forward"](input_ids=ids, position_ids=ids, **params).shape == (1, 3, 30)
     print("compiled and ran a model with the installed tfm-compile")
 
     # Without the install record and with nothing on PATH: CompileError.

@@ -16,13 +16,14 @@ from tfm import compiler, reference, runtime, safetensors
 
 directory, description = sys.argv[1], json.loads(sys.argv[2])
 with tempfile.TemporaryDirectory() as work:
-    forward = runtime.Library(compiler.compile_model(directory, f"{work}/model.so"))["forward"]
+    library = runtime.Library(compiler.compile_model(directory, f"{work}/model.so"))
     rng = np.random.default_rng(11)
     params = {s["name"]: (0.2 * rng.standard_normal(s["shape"]) + (len(s["shape"]) == 1))
-              .astype(np.float32) for s in forward.inputs[2:]}
+              .astype(np.float32) for s in library.given_inputs("forward")[2:]}
     ids = rng.integers(0, description["vocab_size"], (2, 9)).astype(np.int32)
     positions = np.tile(np.arange(9, dtype=np.int32), (2, 1))
-    logits = forward(ids, positions, *params.values())
+    logits = library["forward"](input_ids=ids, position_ids=positions,
+                                **library.prepare(params))
     expected = reference.language_model(description, params, ids, positions)
     error = np.abs(logits - expected).max() / np.abs(expected).max()
     assert error <= 1e-5, error
