@@ -485,7 +485,7 @@ void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
   // Copies run `lead` steps ahead: with mma.sync, stages - 1 (a stage is
   // refilled right after the products that read it); with wgmma, stages - 2,
   // as a step's products may still run while the next step is issued.
-  int64_t lead = t.stages - 1 - kWgmmaInFlight * t.warpgroups;
+  int64_t lead = t.stages - 1 - (t.warpgroups ? kWgmmaInFlight : 0);
   // Steps 0 .. lead - 1 in flight; one commit group per step, empty past
   // the last step, so that waits count uniformly.
   for (int64_t s = 0; s < lead; ++s) {
