@@ -134,8 +134,8 @@ def worker(impl, directory, dtype, context, reps):
                                  runtime.NUMPY_DTYPES[dtype])
                 cache[:, :, :context] = convert(array)
                 caches.append(cache)
-        params = library.prepare({name: convert(array) for name, array in weights.items()})
-        params = [params[s["name"]] for s in decode.inputs[3 + len(caches):]]
+        prepared = library.prepare({name: convert(array) for name, array in weights.items()})
+        params = [prepared[s["name"]] for s in decode.inputs[3 + len(caches):]]
         lengths = np.full(batch, context, np.int32)
         # Each call writes position `context` again: the same step repeated.
         bound = decode.bind(ids[:, None], lengths[:, None], lengths, *caches, *params)

@@ -366,10 +366,10 @@ class Library:
     def prepare(self, params):
         """`params` (arrays by name) as the entry points take them. For a
         library that packs its weights once (tfm-compile's default): with
-        the inputs
-        `<weight>.packed` that its `prepare_weights` entry point makes once,
-        in place of the weights that no other entry point reads unpacked
-        (they can be let go). Any other library takes `params` as they are.
+        the inputs `<weight>.packed` that its `prepare_weights` entry point
+        makes once, in place of the weights that no other entry point reads
+        unpacked (they can be let go). Any other library takes `params` as
+        they are.
         Returns a new dict."""
         entry = self.entry_points.get(PREPARE_WEIGHTS)
         if entry is None:
