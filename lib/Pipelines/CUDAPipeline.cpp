@@ -30,11 +30,20 @@ void mlir::tfm::buildTfmCUDALinalgStage(
   AttentionTilingOptions reference;
   reference.referenceAttention = true;
   buildTfmToLinalgStage(pm, reference);
+  if (options.flashAttention)
+    pm.addNestedPass<func::FuncOp>(createTfmGPUFoldAttentionTransposesPass());
+  // Sizes read off the ops' sources, so that equal computations (q's and
+  // k's RoPE tables) are one.
+  pm.addPass(memref::createResolveRankedShapeTypeResultDimsPass());
+  pm.addPass(createCSEPass());
 }
 
 void mlir::tfm::buildTfmCUDABufferizationStage(
     OpPassManager &pm, const TfmLowerToNVVMPipelineOptions &options) {
   addEntryPointPasses(pm, options.exposeEntryPoints);
+  // After the ABI's checks, which read the untouched ops.
+  if (options.tensorCoreMatmul)
+    pm.addNestedPass<func::FuncOp>(createTfmGPUFuseProjectionEpiloguesPass());
   addBufferizePasses(pm);
   bufferization::buildBufferDeallocationPipeline(pm);
 }

@@ -732,6 +732,26 @@ def TfmGPUFlashAttentionPass
                            "::mlir::tensor::TensorDialect"];
 }
 
+def TfmGPUFoldAttentionTransposesPass
+    : Pass<"tfm-gpu-fold-attention-transposes", "::mlir::func::FuncOp"> {
+  let summary = "read and write the attention kernel's operands through "
+                "transposed views rather than transposed copies";
+  let description = [{
+    Runs on tensors after `convert-tfm-to-linalg`, which lowers splitting
+    and merging heads to `linalg.transpose` (copies on the GPU). A
+    `tfm.buffer_attention` operand read as
+    `bufferization.to_buffer(linalg.transpose(y))`, by attention ops alone,
+    becomes the `memref.transpose` view of `to_buffer(y)` (q, k and v:
+    `[B, S, H, D]` rows viewed as `[B, H, S, D]`); a result read only by a
+    `linalg.transpose` (merged heads) is written through the transposed
+    view of a new buffer in the transpose's layout, which replaces the
+    transpose. Only permutations that keep the innermost dim (the kernel
+    reads and writes unit-stride rows).
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def TfmGPULowerBufferAttentionPass
     : Pass<"tfm-gpu-lower-buffer-attention", "::mlir::func::FuncOp"> {
   let summary = "lower tfm.buffer_attention to a FlashAttention-2 kernel on "
@@ -774,6 +794,40 @@ def TfmGPULowerBufferAttentionPass
                            "::mlir::vector::VectorDialect"];
 }
 
+def TfmGPUFuseProjectionEpiloguesPass
+    : Pass<"tfm-gpu-fuse-projection-epilogues", "::mlir::func::FuncOp"> {
+  let summary = "merge the elementwise ops that read a projection into one "
+                "epilogue, and give each projection a zero fill of its own";
+  let description = [{
+    Runs on tensors, before bufferization. An elementwise op (identity
+    maps, every loop parallel) that reads a projection's f32 sums, or their
+    `[B, S, N]` view, and whose result only another elementwise op reads,
+    is fused into that op (upstream's elementwise fusion), so that one op
+    computes the projection's result from its sums:
+
+    - the rounding to bf16/f16, then the residual added to it (`o_proj`,
+      `down_proj`);
+    - `act(gate) · up`, then its rounding (a gated FFN): the down
+      projection's f32 rows (as the CPU keeps them) are first rounded to
+      the weights' type by a new elementwise op before their `[M, K]`
+      collapse, as GPU frameworks compute it, and the projection widens
+      them as it reads.
+
+    `tfm-gpu-tensor-core-matmul` computes that op in the kernel's store, so
+    the f32 sums are never stored. Ops over broadcasts (a norm's per-row
+    scale) are left apart: fused, they would be computed once per element.
+
+    A projection whose zero fill other ops also read (`convert-tfm-to-linalg`
+    and CSE leave one fill for k and v, and for gate and up) gets a fill and
+    an empty tensor of its own right before it: bufferized, a shared fill is
+    a fill and a copy per reader, where a fill right before a projection
+    becomes the kernel's zeroed accumulators.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def TfmGPUTensorCoreMatmulPass
     : Pass<"tfm-gpu-tensor-core-matmul", "::mlir::func::FuncOp"> {
   let summary = "run bf16/f16 projections on tensor cores";
@@ -785,9 +839,15 @@ def TfmGPUTensorCoreMatmulPass
     of 8, N static and even, and rows contiguous, becomes one `gpu.launch`
     (no launch when A has no rows). When a `linalg.fill` with 0 right
     before it zeroes C, the accumulators start at zero and the fill goes;
-    otherwise they start from C's values (a broadcast bias). An f32 A (a
-    gated FFN's hidden rows, which the CPU keeps in f32) is first rounded
-    to B's type into a new buffer, as GPU frameworks compute it:
+    otherwise they start from C's values (a broadcast bias). When C is
+    read only by an elementwise op (identity maps, directly or through an
+    `expand_shape` to `[B, S, N]`) whose other operands and result have
+    C's shape and row-contiguous (or, through the view, identity) layouts,
+    and nothing between the two writes memory, the kernel runs where that
+    op was and computes it as it stores, from its sums and the other
+    operands' values at the same index (`tfm-gpu-fuse-projection-epilogues`
+    makes these: the rounding to bf16/f16, the residual added, act(gate) ·
+    up); C's buffer then goes. Otherwise C gets the f32 sums:
 
     - `tile` = block rows, block columns, step, stages, warp rows, warp
       columns: blocks compute tiles of C, each warp a tile of its block's

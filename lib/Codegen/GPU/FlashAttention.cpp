@@ -30,6 +30,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -37,6 +38,7 @@
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -45,6 +47,7 @@
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMGPUFLASHATTENTIONPASS
+#define GEN_PASS_DEF_TFMGPUFOLDATTENTIONTRANSPOSESPASS
 #define GEN_PASS_DEF_TFMGPULOWERBUFFERATTENTIONPASS
 #include "tfm/Codegen/Passes.h.inc"
 } // namespace mlir::tfm
@@ -469,6 +472,108 @@ struct TfmGPUFlashAttentionPass
     IRRewriter rewriter(&getContext());
     for (AttentionOp op : ops)
       bufferize(rewriter, op);
+  }
+};
+
+/// Whether `permutation` keeps the innermost dim innermost (a transposed
+/// view then still has unit-stride rows).
+bool keepsRows(ArrayRef<int64_t> permutation) {
+  return !permutation.empty() &&
+         permutation.back() == int64_t(permutation.size()) - 1;
+}
+
+/// An operand read as to_buffer(linalg.transpose(y)), by kernels alone,
+/// becomes the transposed view of to_buffer(y): no transposed copy (q, k
+/// and v split into heads, [B, S, H, D] -> [B, H, S, D]).
+void readTransposedView(RewriterBase &rewriter,
+                        bufferization::ToBufferOp read) {
+  auto transpose = read.getTensor().getDefiningOp<linalg::TransposeOp>();
+  if (!transpose || !read.getReadOnly() ||
+      !keepsRows(transpose.getPermutation()) ||
+      !llvm::all_of(read->getUsers(),
+                    [](Operation *user) { return isa<BufferAttentionOp>(user); }))
+    return;
+  rewriter.setInsertionPoint(read);
+  Location loc = read.getLoc();
+  Value source = transpose.getInput();
+  Value buffer = bufferization::ToBufferOp::create(
+      rewriter, loc, bufferType(cast<RankedTensorType>(source.getType())),
+      source, /*readOnly=*/true);
+  Value view = memref::TransposeOp::create(
+      rewriter, loc, buffer,
+      AffineMapAttr::get(AffineMap::getPermutationMap(
+          transpose.getPermutation(), rewriter.getContext())));
+  if (view.getType() != read.getType())
+    view = memref::CastOp::create(rewriter, loc, read.getType(), view);
+  rewriter.replaceOp(read, view);
+}
+
+/// A kernel result read only by a linalg.transpose (attention's heads
+/// merged, [B, H, S, D] -> [B, S, H, D]) is written through the transposed
+/// view of a buffer in the transpose's layout, which replaces it.
+void writeTransposedView(RewriterBase &rewriter, BufferAttentionOp op) {
+  auto alloc = op.getResult().getDefiningOp<memref::AllocOp>();
+  if (!alloc)
+    return;
+  bufferization::ToTensorOp read;
+  for (Operation *user : alloc->getUsers()) {
+    auto asRead = dyn_cast<bufferization::ToTensorOp>(user);
+    if (user == op)
+      continue;
+    if (!asRead || read)
+      return;
+    read = asRead;
+  }
+  if (!read || !read->hasOneUse())
+    return;
+  auto transpose = dyn_cast<linalg::TransposeOp>(*read->getUsers().begin());
+  if (!transpose || !keepsRows(transpose.getPermutation()))
+    return;
+  ArrayRef<int64_t> permutation = transpose.getPermutation();
+  rewriter.setInsertionPoint(alloc);
+  Location loc = op.getLoc();
+  SmallVector<OpFoldResult> sizes = alloc.getMixedSizes();
+  SmallVector<OpFoldResult> transposedSizes;
+  for (int64_t d : permutation)
+    transposedSizes.push_back(sizes[d]);
+  SmallVector<int64_t> shape;
+  SmallVector<Value> dynamicSizes;
+  dispatchIndexOpFoldResults(transposedSizes, dynamicSizes, shape);
+  auto type = MemRefType::get(shape, alloc.getType().getElementType());
+  Value buffer = memref::AllocOp::create(rewriter, loc, type, dynamicSizes);
+  // Dim d of the view is dim inverse[d] of the buffer.
+  SmallVector<int64_t> inverse = invertPermutationVector(permutation);
+  Value view = memref::TransposeOp::create(
+      rewriter, loc, buffer,
+      AffineMapAttr::get(
+          AffineMap::getPermutationMap(inverse, rewriter.getContext())));
+  op.getResultMutable().assign(view);
+  rewriter.setInsertionPoint(read);
+  rewriter.replaceOp(transpose, bufferization::ToTensorOp::create(
+                                    rewriter, loc, transpose.getResultTypes()[0],
+                                    buffer, /*restrict=*/true,
+                                    /*writable=*/true));
+  rewriter.eraseOp(read);
+  rewriter.eraseOp(alloc);
+}
+
+struct TfmGPUFoldAttentionTransposesPass
+    : tfm::impl::TfmGPUFoldAttentionTransposesPassBase<
+          TfmGPUFoldAttentionTransposesPass> {
+  void runOnOperation() override {
+    SmallVector<bufferization::ToBufferOp> reads;
+    SmallVector<BufferAttentionOp> ops;
+    getOperation().walk([&](Operation *op) {
+      if (auto read = dyn_cast<bufferization::ToBufferOp>(op))
+        reads.push_back(read);
+      else if (auto attention = dyn_cast<BufferAttentionOp>(op))
+        ops.push_back(attention);
+    });
+    IRRewriter rewriter(&getContext());
+    for (bufferization::ToBufferOp read : reads)
+      readTransposedView(rewriter, read);
+    for (BufferAttentionOp op : ops)
+      writeTransposedView(rewriter, op);
   }
 };
 

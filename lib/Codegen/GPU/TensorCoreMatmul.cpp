@@ -5,8 +5,10 @@
 // by one tensor-core kernel: blocks of warps compute tiles of C (by
 // default 128x256, a warp 64x64), walking K in steps of 32 or 64 through a
 // cp.async pipeline of several stages in dynamic shared memory; products
-// are mma.sync m16n8k16 fed by ldmatrix, accumulated in f32 registers, and
-// C is written once.
+// are mma.sync m16n8k16 fed by ldmatrix (or wgmma on sm_90a), accumulated
+// in f32 registers; C is written once, or not at all when the kernel
+// computes the elementwise op that alone reads it (its epilogue: rounding,
+// residual, act(gate) · up) as it stores.
 //
 // Shared rows are `step` elements (chunks of 16 bytes); chunk c of row r is
 // stored at c ^ ((r / rows per 128 bytes) mod chunks per row), so that the
@@ -25,6 +27,7 @@
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -137,20 +140,33 @@ struct Projection {
   linalg::FillOp fill;
   Value a, b, c;
   int64_t k;
-  /// A is f32 (a gated FFN's hidden rows, which the CPU keeps in f32): the
-  /// kernel reads a copy rounded to B's type, as GPU frameworks do.
-  bool narrowA;
   /// The elementwise op that alone reads C (directly or through the
-  /// expand_shape `view`) and writes it rounded to bf16/f16 into `rounded`
-  /// (the projection's result, as the lowering leaves it), if any: the
-  /// kernel writes `rounded` itself, and C's f32 values are never stored.
-  linalg::GenericOp rounding;
+  /// expand_shape `view`), its other operands of C's shape, if any: the
+  /// rounding to bf16/f16, with a residual added, or act(gate) · up for the
+  /// later of gate and up. The kernel computes it as it stores, into its
+  /// output, and C's f32 values are never stored.
+  linalg::GenericOp epilogue;
   memref::ExpandShapeOp view;
 };
 
-/// The op that rounds projection `p`'s f32 result into another buffer, and
-/// that result's view, when nothing else reads the result.
-void matchRounding(Projection &p) {
+/// Whether the innermost stride of `type` is 1.
+bool isRowContiguous(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(type.getStridesAndOffset(strides, offset)) &&
+         !strides.empty() && strides.back() == 1;
+}
+
+/// Whether the buffers of an epilogue over a [B, S, N] view of C (`viewed`)
+/// can be seen as [M, N] (identity layouts), or those of one over C's [M, N]
+/// have contiguous rows.
+bool hasEpilogueLayout(MemRefType type, bool viewed) {
+  return viewed ? type.getLayout().isIdentity() : isRowContiguous(type);
+}
+
+/// The elementwise op that computes projection `p`'s result from its f32
+/// sums, when nothing else reads them, and their view.
+void matchEpilogue(Projection &p) {
   auto alloc = p.c.getDefiningOp<memref::AllocOp>();
   if (!alloc)
     return;
@@ -169,34 +185,39 @@ void matchRounding(Projection &p) {
       return;
     reader = *view->getUsers().begin();
   }
-  auto rounding = dyn_cast_or_null<linalg::GenericOp>(reader);
-  if (!rounding || rounding.getNumDpsInputs() != 1 ||
-      rounding.getNumDpsInits() != 1 ||
-      rounding.getNumParallelLoops() != rounding.getNumLoops() ||
-      !llvm::all_of(rounding.getIndexingMapsArray(),
-                    [](AffineMap map) { return map.isIdentity(); }))
+  auto epilogue = dyn_cast_or_null<linalg::GenericOp>(reader);
+  if (!epilogue || !epilogue.hasPureBufferSemantics() ||
+      epilogue.getNumDpsInits() != 1 ||
+      epilogue.getNumParallelLoops() != epilogue.getNumLoops() ||
+      !llvm::all_of(epilogue.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }) ||
+      epilogue->getBlock() != p.contraction->getBlock() ||
+      !p.contraction->isBeforeInBlock(epilogue))
     return;
-  Block &body = rounding.getRegion().front();
-  auto truncate =
-      body.getTerminator()->getOperand(0).getDefiningOp<arith::TruncFOp>();
-  Type element = cast<MemRefType>(p.b.getType()).getElementType();
-  auto output = cast<MemRefType>(rounding.getDpsInits()[0].getType());
-  if (!truncate || truncate.getIn() != body.getArgument(0) ||
-      truncate.getType() != element || !output.getLayout().isIdentity() ||
-      rounding->getBlock() != p.contraction->getBlock() ||
-      !p.contraction->isBeforeInBlock(rounding))
+  // C read once; every other operand laid out so that the kernel reads and
+  // writes it at C's [row, column].
+  Value sums = view ? view.getResult() : p.c;
+  if (llvm::count(epilogue.getDpsInputs(), sums) != 1)
     return;
-  // Nothing between the projection and the rounding touches memory, and
-  // the rounded result's buffer exists before the projection.
-  for (Operation *between = p.contraction->getNextNode(); between != rounding;
-       between = between->getNextNode())
-    if (!isMemoryEffectFree(between))
+  for (OpOperand &operand : epilogue->getOpOperands())
+    if (operand.get() != sums &&
+        !hasEpilogueLayout(cast<MemRefType>(operand.get().getType()),
+                           bool(view)))
       return;
-  Operation *definition = rounding.getDpsInits()[0].getDefiningOp();
-  if (definition && (definition->getBlock() != p.contraction->getBlock() ||
-                     !definition->isBeforeInBlock(p.contraction)))
+  // An elementwise function of the operands' values at the same index.
+  Block &body = epilogue.getRegion().front();
+  if (!body.getArguments().back().use_empty() ||
+      llvm::any_of(body.without_terminator(), [](Operation &op) {
+        return isa<linalg::IndexOp>(op) || !isMemoryEffectFree(&op);
+      }))
     return;
-  p.rounding = rounding;
+  // The kernel runs where the epilogue is: what lies between only makes
+  // buffers or views, and touches no memory.
+  for (Operation *between = p.contraction->getNextNode(); between != epilogue;
+       between = between->getNextNode())
+    if (!isMemoryEffectFree(between) && !isa<memref::AllocOp>(between))
+      return;
+  p.epilogue = epilogue;
   p.view = view;
 }
 
@@ -207,14 +228,6 @@ bool isArgumentAsF32(Value value, Block &block, unsigned index) {
     return value.getType().isF32();
   auto extend = value.getDefiningOp<arith::ExtFOp>();
   return extend && extend.getIn() == block.getArgument(index);
-}
-
-/// Whether the innermost stride of `type` is 1.
-bool isRowContiguous(MemRefType type) {
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  return succeeded(type.getStridesAndOffset(strides, offset)) &&
-         !strides.empty() && strides.back() == 1;
 }
 
 std::optional<Projection> matchProjection(linalg::GenericOp op) {
@@ -259,9 +272,8 @@ std::optional<Projection> matchProjection(linalg::GenericOp op) {
   auto bType = cast<MemRefType>(b.getType());
   auto cType = cast<MemRefType>(c.getType());
   Type element = bType.getElementType();
-  bool narrowA = aType.getElementType().isF32();
   if ((!element.isBF16() && !element.isF16()) ||
-      (aType.getElementType() != element && !narrowA) ||
+      aType.getElementType() != element ||
       !cType.getElementType().isF32() ||
       !isRowContiguous(aType) || !isRowContiguous(bType) ||
       !isRowContiguous(cType))
@@ -278,8 +290,8 @@ std::optional<Projection> matchProjection(linalg::GenericOp op) {
   if (fill && (fill.getDpsInits()[0] != c ||
                !matchPattern(fill.getDpsInputs()[0], m_AnyZeroFloat())))
     fill = nullptr;
-  Projection p{op, fill, a, b, c, depth, narrowA, nullptr, nullptr};
-  matchRounding(p);
+  Projection p{op, fill, a, b, c, depth, nullptr, nullptr};
+  matchEpilogue(p);
   return p;
 }
 
@@ -292,9 +304,11 @@ public:
         p(p), t(t) {}
 
   /// The kernel body; `as` and `bs` are the [stages, block rows or columns,
-  /// step] shared tiles; the result goes to `out`: C, or the [M, N] buffer C
-  /// is rounded into.
-  void build(gpu::LaunchOp launch, Value as, Value bs, Value out);
+  /// step] shared tiles. The result goes to C, or with an epilogue to its
+  /// output; `operands` are [M, N] views of the epilogue's operands (null
+  /// for C's sums), its output last.
+  void build(gpu::LaunchOp launch, Value as, Value bs,
+             ArrayRef<Value> operands);
 
 private:
   /// Copies step `step` (K columns [step·t.step, (step + 1)·t.step)) of the
@@ -319,6 +333,10 @@ private:
   /// 128-byte swizzle (what swizzle() stores: chunk c of row r at
   /// c ^ (r mod 8)), 8-row groups 1024 bytes apart.
   Value descriptor(Value tiles, Value stage, Value row, int64_t kk);
+  /// The epilogue's values at [row, column] and [row, column + 1], whose
+  /// sums are `sums`, as a vector of 2.
+  Value epiloguePair(ArrayRef<Value> operands, ArrayRef<Value> sums,
+                     Value row, Value column);
 
   const Projection &p;
   const Tiling &t;
@@ -443,8 +461,36 @@ void MatmulKernelBuilder::warpgroupStep(Value stage,
                                           ArrayRef<int64_t>{int64_t(i)});
 }
 
+Value MatmulKernelBuilder::epiloguePair(ArrayRef<Value> operands,
+                                        ArrayRef<Value> sums, Value row,
+                                        Value column) {
+  linalg::GenericOp epilogue = p.epilogue;
+  Block &body = epilogue.getRegion().front();
+  SmallVector<Value> pairs;
+  for (auto [input, operand] : llvm::zip(epilogue.getDpsInputs(), operands)) {
+    Type type = cast<MemRefType>(input.getType()).getElementType();
+    pairs.push_back(operand ? vector::LoadOp::create(
+                                  b, loc, VectorType::get({2}, type), operand,
+                                  ValueRange{row, column})
+                            : Value());
+  }
+  SmallVector<Value> values;
+  for (int64_t e = 0; e < 2; ++e) {
+    IRMapping map;
+    for (auto [i, pair] : llvm::enumerate(pairs))
+      map.map(body.getArgument(i),
+              pair ? vector::ExtractOp::create(b, loc, pair, e).getResult()
+                   : sums[e]);
+    for (Operation &op : body.without_terminator())
+      b.clone(op, map);
+    values.push_back(map.lookupOrDefault(body.getTerminator()->getOperand(0)));
+  }
+  return vector::FromElementsOp::create(
+      b, loc, VectorType::get({2}, values[0].getType()), values);
+}
+
 void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
-                                Value bTiles, Value out) {
+                                Value bTiles, ArrayRef<Value> operands) {
   as = aTiles;
   bs = bTiles;
   tid = launch.getThreadIds().x;
@@ -458,7 +504,7 @@ void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
   Value warpRow = t.warpgroups ? add(unitRow, mul(rem(warp, 4), 16)) : unitRow;
   Value warpColumn = unitColumn;
   rows = memref::DimOp::create(b, loc, p.a, 0);
-  columns = memref::DimOp::create(b, loc, p.c, 1);
+  columns = index(cast<MemRefType>(p.c.getType()).getDimSize(1));
   // The block's tile: blocks run in groups of kGroupRowBlocks row blocks,
   // column block by column block, each column block's row blocks together,
   // so that the blocks running at once share their B tiles in L2 and a
@@ -582,8 +628,9 @@ void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
   if (t.warpgroups)
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
 
-  // The result, two values at a time, inside the matrix.
-  auto outType = cast<MemRefType>(out.getType());
+  // The result, two values at a time, inside the matrix: the sums, or the
+  // epilogue's values.
+  Value out = p.epilogue ? operands.back() : p.c;
   for (int64_t mt = 0; mt < mTiles; ++mt)
     for (int64_t nt = 0; nt < nTiles; ++nt)
       for (int64_t half = 0; half < 2; ++half) {
@@ -592,60 +639,42 @@ void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(store.thenBlock());
         int64_t at = (mt * nTiles + nt) * 4 + half * 2;
-        Value pair = vector::FromElementsOp::create(
-            b, loc, pairType,
-            ValueRange{loop.getResult(at), loop.getResult(at + 1)});
-        if (!outType.getElementType().isF32())
-          pair = arith::TruncFOp::create(
-              b, loc, VectorType::get({2}, outType.getElementType()), pair);
+        SmallVector<Value> sums = {loop.getResult(at), loop.getResult(at + 1)};
+        Value pair =
+            p.epilogue ? epiloguePair(operands, sums, row, column)
+                       : vector::FromElementsOp::create(b, loc, pairType, sums);
         vector::StoreOp::create(b, loc, pair, out, ValueRange{row, column});
       }
 }
 
-/// The projection's fill and contraction -> the kernel's gpu.launch. With
-/// no rows its grid is empty, which the runtime skips (mgpuLaunchKernel):
-/// no host branch around it, which would make gpu-async-region wait for
-/// the stream before and after it.
+/// The projection's fill, contraction and epilogue -> the kernel's
+/// gpu.launch, where the epilogue was (else the contraction). With no rows
+/// its grid is empty, which the runtime skips (mgpuLaunchKernel): no host
+/// branch around it, which would make gpu-async-region wait for the stream
+/// before and after it.
 void launchKernel(IRRewriter &rewriter, Projection p, const Tiling &t) {
   Location loc = p.contraction.getLoc();
-  rewriter.setInsertionPoint(p.contraction);
+  rewriter.setInsertionPoint(p.epilogue ? p.epilogue.getOperation()
+                                        : p.contraction.getOperation());
   Value rows = memref::DimOp::create(rewriter, loc, p.a, 0);
   Type element = cast<MemRefType>(p.b.getType()).getElementType();
-  Value narrowed;
-  if (p.narrowA) {
-    // A rounded to B's type, by an elementwise op the generic mapping runs.
-    auto aType = cast<MemRefType>(p.a.getType());
-    auto type = MemRefType::get(aType.getShape(), element);
-    SmallVector<Value> sizes;
-    if (aType.isDynamicDim(0))
-      sizes.push_back(rows);
-    narrowed = memref::AllocOp::create(rewriter, loc, type, sizes);
-    AffineMap identity = rewriter.getMultiDimIdentityMap(2);
-    linalg::GenericOp::create(
-        rewriter, loc, ValueRange{p.a}, ValueRange{narrowed},
-        ArrayRef<AffineMap>{identity, identity},
-        ArrayRef<utils::IteratorType>{utils::IteratorType::parallel,
-                                      utils::IteratorType::parallel},
-        [&](OpBuilder &b, Location loc, ValueRange args) {
-          linalg::YieldOp::create(
-              b, loc, arith::TruncFOp::create(b, loc, element, args[0])
-                          .getResult());
-        });
-    p.a = narrowed;
-  }
-  // Where the result goes: C, or the [M, N] view of the buffer it is
-  // rounded into.
-  Value out = p.c;
-  if (p.rounding) {
-    out = p.rounding.getDpsInits()[0];
-    if (p.view)
-      out = memref::CollapseShapeOp::create(
-          rewriter, loc, out, p.view.getReassociationIndices());
+  // The epilogue's operands as [M, N], C's sums aside.
+  SmallVector<Value> operands;
+  if (p.epilogue) {
+    Value sums = p.view ? p.view.getResult() : p.c;
+    for (Value operand : p.epilogue->getOperands())
+      operands.push_back(
+          operand == sums ? Value()
+          : p.view        ? memref::CollapseShapeOp::create(
+                         rewriter, loc, operand,
+                         p.view.getReassociationIndices())
+                         .getResult()
+                          : operand);
   }
   auto constant = [&](int64_t value) {
     return arith::ConstantIndexOp::create(rewriter, loc, value);
   };
-  Value columns = memref::DimOp::create(rewriter, loc, p.c, 1);
+  Value columns = constant(cast<MemRefType>(p.c.getType()).getDimSize(1));
   Value one = constant(1);
   // The stages in dynamic shared memory: a block's static shared memory
   // stops at 48 KiB.
@@ -678,18 +707,23 @@ void launchKernel(IRRewriter &rewriter, Projection p, const Tiling &t) {
   };
   Value as = tiles(t.blockRows, 0);
   Value bs = tiles(t.blockColumns, t.stages * t.blockRows * t.step * 2);
-  MatmulKernelBuilder(rewriter, loc, p, t).build(launch, as, bs, out);
-  if (narrowed) {
-    rewriter.setInsertionPointAfter(p.contraction);
-    memref::DeallocOp::create(rewriter, loc, narrowed);
-  }
+  MatmulKernelBuilder(rewriter, loc, p, t).build(launch, as, bs, operands);
+  if (p.epilogue)
+    rewriter.eraseOp(p.epilogue);
+  if (p.view)
+    rewriter.eraseOp(p.view);
   rewriter.eraseOp(p.contraction);
   if (p.fill)
     rewriter.eraseOp(p.fill);
-  if (p.rounding)
-    rewriter.eraseOp(p.rounding);
-  if (p.view)
-    rewriter.eraseOp(p.view);
+  // C's buffer, when the epilogue took its only reader, is never used.
+  auto alloc = p.c.getDefiningOp<memref::AllocOp>();
+  if (alloc && llvm::all_of(alloc->getUsers(), [](Operation *user) {
+        return isa<memref::DeallocOp>(user);
+      })) {
+    for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
+      rewriter.eraseOp(user);
+    rewriter.eraseOp(alloc);
+  }
 }
 
 struct TfmGPUTensorCoreMatmulPass

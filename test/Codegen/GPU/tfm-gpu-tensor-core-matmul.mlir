@@ -166,18 +166,14 @@ func.func @accumulates(%x: memref<?x64xf16>, %w: memref<64x64xf16>, %c: memref<?
 
 // -----
 
-// f32 rows against bf16 weights (a gated FFN's down projection): the rows
-// are rounded to bf16 into a new buffer first.
+// f32 rows against bf16 weights are not taken: the CUDA pipeline rounds
+// them first (tfm-gpu-fuse-projection-epilogues).
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (n, k)>
 #c = affine_map<(m, n, k) -> (m, n)>
 // CHECK-LABEL: func.func @f32_rows
-// CHECK: %[[NARROW:.*]] = memref.alloc() : memref<130x352xbf16>
-// CHECK: linalg.generic {{.*}} ins(%{{.*}} : memref<130x352xf32>) outs(%[[NARROW]] : memref<130x352xbf16>)
-// CHECK:   arith.truncf
-// CHECK: gpu.launch
-// CHECK:   nvgpu.device_async_copy %[[NARROW]]
-// CHECK: memref.dealloc %[[NARROW]]
+// CHECK-NOT: gpu.launch
+// CHECK: linalg.generic
 func.func @f32_rows(%h: memref<130x352xf32>, %w: memref<128x352xbf16>, %c: memref<130x128xf32>) {
   %zero = arith.constant 0.0 : f32
   linalg.fill ins(%zero : f32) outs(%c : memref<130x128xf32>)
@@ -196,19 +192,24 @@ func.func @f32_rows(%h: memref<130x352xf32>, %w: memref<128x352xbf16>, %c: memre
 
 // The f32 result read only by its rounding to bf16 (through a view, as a
 // projection of [B, S, K] rows leaves it): the kernel writes the rounded
-// values into the [M, N] view of the output, and the rounding goes.
+// values into the [M, N] view of the output; the rounding and C's buffer
+// go.
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (n, k)>
 #c = affine_map<(m, n, k) -> (m, n)>
 #id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-LABEL: func.func @rounded
 // CHECK-SAME: %[[OUT:[^:]*]]: memref<2x?x64xbf16>)
+// CHECK-NOT: memref.alloc
 // CHECK: %[[VIEW:.*]] = memref.collapse_shape %[[OUT]] {{\[}}[0, 1], [2]] : memref<2x?x64xbf16> into memref<?x64xbf16>
 // CHECK: gpu.launch
-// CHECK:   arith.truncf %{{.*}} : vector<2xf32> to vector<2xbf16>
-// CHECK:   vector.store %{{.*}}, %[[VIEW]]
+// CHECK:   %[[LOW:.*]] = arith.truncf %{{.*}} : f32 to bf16
+// CHECK:   %[[HIGH:.*]] = arith.truncf %{{.*}} : f32 to bf16
+// CHECK:   %[[PAIR:.*]] = vector.from_elements %[[LOW]], %[[HIGH]] : vector<2xbf16>
+// CHECK:   vector.store %[[PAIR]], %[[VIEW]]
 // CHECK-NOT: linalg.generic
 // CHECK-NOT: memref.expand_shape
+// CHECK-NOT: memref.dealloc
 func.func @rounded(%x: memref<?x64xbf16>, %w: memref<64x64xbf16>, %s: index, %result: memref<2x?x64xbf16>) {
   %c0 = arith.constant 0 : index
   %zero = arith.constant 0.0 : f32
@@ -284,5 +285,180 @@ func.func @wide(%x: memref<?x64xbf16>, %w: memref<1536x64xbf16>, %c: memref<?x15
     %3 = arith.addf %out, %2 : f32
     linalg.yield %3 : f32
   }
+  return
+}
+
+// -----
+
+// o_proj's epilogue, the residual added to the rounded result, over [B, S,
+// N] views, its output allocated after the projection: the kernel runs
+// where the epilogue was, reads the residual two values at a time through
+// its [M, N] view, and writes the sum's [M, N] view.
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+#c = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @residual
+// CHECK-SAME: %[[X:[^:]*]]: memref<2x?x64xbf16>)
+// CHECK: %[[SUM:.*]] = memref.alloc(%{{.*}}) : memref<2x?x64xbf16>
+// CHECK-DAG: %[[XS:.*]] = memref.collapse_shape %[[X]] {{\[}}[0, 1], [2]]
+// CHECK-DAG: %[[SUMS:.*]] = memref.collapse_shape %[[SUM]] {{\[}}[0, 1], [2]]
+// CHECK: gpu.launch
+// CHECK:   %[[PAIR:.*]] = vector.load %[[XS]][%{{.*}}, %{{.*}}] : memref<?x64xbf16>, vector<2xbf16>
+// CHECK:   vector.extract %[[PAIR]][0]
+// CHECK:   arith.truncf %{{.*}} : f32 to bf16
+// CHECK:   arith.addf %{{.*}} : bf16
+// CHECK:   vector.extract %[[PAIR]][1]
+// CHECK:   vector.store %{{.*}}, %[[SUMS]]
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[SUM]]
+func.func @residual(%a: memref<?x64xbf16>, %w: memref<64x64xbf16>, %s: index, %x: memref<2x?x64xbf16>) -> memref<2x?x64xbf16> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %m = memref.dim %a, %c0 : memref<?x64xbf16>
+  %c = memref.alloc(%m) : memref<?x64xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<?x64xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %w : memref<?x64xbf16>, memref<64x64xbf16>) outs(%c : memref<?x64xf32>) {
+  ^bb0(%in: bf16, %in_0: bf16, %out: f32):
+    %0 = arith.extf %in : bf16 to f32
+    %1 = arith.extf %in_0 : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %out, %2 : f32
+    linalg.yield %3 : f32
+  }
+  %e = memref.expand_shape %c [[0, 1], [2]] output_shape [2, %s, 64] : memref<?x64xf32> into memref<2x?x64xf32>
+  %sum = memref.alloc(%s) : memref<2x?x64xbf16>
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %e : memref<2x?x64xbf16>, memref<2x?x64xf32>) outs(%sum : memref<2x?x64xbf16>) {
+  ^bb0(%in: bf16, %in_0: f32, %o: bf16):
+    %0 = arith.truncf %in_0 : f32 to bf16
+    %1 = arith.addf %in, %0 : bf16
+    linalg.yield %1 : bf16
+  }
+  memref.dealloc %c : memref<?x64xf32>
+  return %sum : memref<2x?x64xbf16>
+}
+
+// -----
+
+// A gated FFN's gate and up: the epilogue act(gate) · up, rounded, reads
+// both projections' sums. The later one (up) computes it as it stores and
+// reads gate's stored sums; gate stores its sums.
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+#c = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @gated
+// CHECK: %[[GATE:.*]] = memref.alloc(%{{.*}}) : memref<?x128xf32>
+// CHECK: gpu.launch
+// CHECK:   vector.store %{{.*}}, %[[GATE]]
+// CHECK: gpu.launch
+// CHECK:   %[[PAIR:.*]] = vector.load %[[GATE]][%{{.*}}, %{{.*}}] : memref<?x128xf32>, vector<2xf32>
+// CHECK:   math.exp
+// CHECK:   arith.truncf %{{.*}} : f32 to bf16
+// CHECK:   vector.store %{{.*}}, %[[H:[^\[]*]]
+// CHECK-NOT: linalg.generic
+func.func @gated(%x: memref<?x64xbf16>, %wg: memref<128x64xbf16>, %wu: memref<128x64xbf16>, %h: memref<?x128xbf16>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %m = memref.dim %x, %c0 : memref<?x64xbf16>
+  %gate = memref.alloc(%m) : memref<?x128xf32>
+  linalg.fill ins(%zero : f32) outs(%gate : memref<?x128xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %wg : memref<?x64xbf16>, memref<128x64xbf16>) outs(%gate : memref<?x128xf32>) {
+  ^bb0(%in: bf16, %in_0: bf16, %out: f32):
+    %0 = arith.extf %in : bf16 to f32
+    %1 = arith.extf %in_0 : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %out, %2 : f32
+    linalg.yield %3 : f32
+  }
+  %up = memref.alloc(%m) : memref<?x128xf32>
+  linalg.fill ins(%zero : f32) outs(%up : memref<?x128xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %wu : memref<?x64xbf16>, memref<128x64xbf16>) outs(%up : memref<?x128xf32>) {
+  ^bb0(%in: bf16, %in_0: bf16, %out: f32):
+    %0 = arith.extf %in : bf16 to f32
+    %1 = arith.extf %in_0 : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %out, %2 : f32
+    linalg.yield %3 : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%gate, %up : memref<?x128xf32>, memref<?x128xf32>) outs(%h : memref<?x128xbf16>) {
+  ^bb0(%g: f32, %u: f32, %o: bf16):
+    %0 = arith.negf %g : f32
+    %1 = math.exp %0 : f32
+    %2 = arith.addf %1, %one : f32
+    %3 = arith.divf %g, %2 : f32
+    %4 = arith.mulf %3, %u : f32
+    %5 = arith.truncf %4 : f32 to bf16
+    linalg.yield %5 : bf16
+  }
+  memref.dealloc %gate : memref<?x128xf32>
+  memref.dealloc %up : memref<?x128xf32>
+  return
+}
+
+// -----
+
+// Not an epilogue: an op that writes memory between the projection and the
+// op reading its sums (it could write what the op reads), and an op
+// reading the sums at another index (a transpose).
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+#c = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#t = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-LABEL: func.func @not_epilogues
+// CHECK: gpu.launch
+// CHECK:   vector.store %{{.*}}, %[[C1:[^\[]*]]
+// CHECK: memref.copy
+// CHECK: linalg.generic
+// CHECK: gpu.launch
+// CHECK:   vector.store %{{.*}}, %[[C2:[^\[]*]]
+// CHECK: linalg.generic
+func.func @not_epilogues(%x: memref<64x64xbf16>, %w: memref<64x64xbf16>, %r: memref<64x64xbf16>, %s: memref<64x64xbf16>, %y: memref<64x64xbf16>, %z: memref<64x64xbf16>) {
+  %zero = arith.constant 0.0 : f32
+  %c1 = memref.alloc() : memref<64x64xf32>
+  linalg.fill ins(%zero : f32) outs(%c1 : memref<64x64xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<64x64xbf16>, memref<64x64xbf16>) outs(%c1 : memref<64x64xf32>) {
+  ^bb0(%in: bf16, %in_0: bf16, %out: f32):
+    %0 = arith.extf %in : bf16 to f32
+    %1 = arith.extf %in_0 : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %out, %2 : f32
+    linalg.yield %3 : f32
+  }
+  memref.copy %s, %r : memref<64x64xbf16> to memref<64x64xbf16>
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c1, %r : memref<64x64xf32>, memref<64x64xbf16>) outs(%y : memref<64x64xbf16>) {
+  ^bb0(%in: f32, %in_0: bf16, %o: bf16):
+    %0 = arith.truncf %in : f32 to bf16
+    %1 = arith.addf %0, %in_0 : bf16
+    linalg.yield %1 : bf16
+  }
+  %c2 = memref.alloc() : memref<64x64xf32>
+  linalg.fill ins(%zero : f32) outs(%c2 : memref<64x64xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<64x64xbf16>, memref<64x64xbf16>) outs(%c2 : memref<64x64xf32>) {
+  ^bb0(%in: bf16, %in_0: bf16, %out: f32):
+    %0 = arith.extf %in : bf16 to f32
+    %1 = arith.extf %in_0 : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %out, %2 : f32
+    linalg.yield %3 : f32
+  }
+  linalg.generic {indexing_maps = [#t, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c2 : memref<64x64xf32>) outs(%z : memref<64x64xbf16>) {
+  ^bb0(%in: f32, %o: bf16):
+    %0 = arith.truncf %in : f32 to bf16
+    linalg.yield %0 : bf16
+  }
+  memref.dealloc %c1 : memref<64x64xf32>
+  memref.dealloc %c2 : memref<64x64xf32>
   return
 }

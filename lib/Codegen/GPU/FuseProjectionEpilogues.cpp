@@ -1,0 +1,180 @@
+//===- FuseProjectionEpilogues.cpp - one epilogue op per projection -------===//
+//
+// tfm-gpu-fuse-projection-epilogues, on tensors: the elementwise ops that
+// read a projection's f32 sums (its rounding to bf16/f16, the residual
+// added to the rounded result, act(gate) · up and its rounding for the next
+// projection) become one op, which tfm-gpu-tensor-core-matmul computes in
+// the kernel's store; and each projection starts from a zero fill of its
+// own, which the kernel turns into zeroed accumulators.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfm/Codegen/Passes.h"
+#include "tfm/Codegen/Projection.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::tfm {
+#define GEN_PASS_DEF_TFMGPUFUSEPROJECTIONEPILOGUESPASS
+#include "tfm/Codegen/Passes.h.inc"
+} // namespace mlir::tfm
+
+using namespace mlir;
+using namespace mlir::tfm;
+
+namespace {
+
+bool isElementwise(linalg::GenericOp op) {
+  return op.getNumParallelLoops() == op.getNumLoops() &&
+         llvm::all_of(op.getIndexingMapsArray(),
+                      [](AffineMap map) { return map.isIdentity(); });
+}
+
+/// Whether `op` reads the sums of a projection, or their [B, S, N] view.
+bool readsProjection(linalg::GenericOp op) {
+  return llvm::any_of(op.getDpsInputs(), [](Value input) {
+    if (auto view = input.getDefiningOp<tensor::ExpandShapeOp>())
+      input = view.getSrc();
+    auto producer = input.getDefiningOp<linalg::GenericOp>();
+    return producer && isProjection(producer);
+  });
+}
+
+/// Whether the elementwise op producing `operand` reads a projection and
+/// only the elementwise op reading `operand` reads it: the two become one
+/// epilogue (a control function of upstream's elementwise fusion). Both
+/// must map every operand by the identity, so that nothing is computed
+/// twice.
+bool extendsEpilogue(OpOperand *operand) {
+  auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
+  auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
+  return consumer && producer && operand->get().hasOneUse() &&
+         isElementwise(consumer) && isElementwise(producer) &&
+         readsProjection(producer);
+}
+
+/// Gives every projection that starts from a zero fill shared with another
+/// op a fill (and an empty tensor) of its own, right before it: a shared
+/// fill is bufferized as a fill and a copy per reader, where a fill right
+/// before a projection is the kernel's zeroed accumulators.
+void unshareFills(func::FuncOp function) {
+  SmallVector<OpOperand *> shared;
+  function.walk([&](linalg::GenericOp op) {
+    if (!isProjection(op))
+      return;
+    OpOperand &init = op.getDpsInitsMutable()[0];
+    auto fill = init.get().getDefiningOp<linalg::FillOp>();
+    if (fill && !fill->hasOneUse() &&
+        fill.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>())
+      shared.push_back(&init);
+  });
+  OpBuilder b(function.getContext());
+  for (OpOperand *init : shared) {
+    auto fill = init->get().getDefiningOp<linalg::FillOp>();
+    b.setInsertionPoint(init->getOwner());
+    Operation *empty = b.clone(*fill.getDpsInits()[0].getDefiningOp());
+    IRMapping map;
+    map.map(fill.getDpsInits()[0], empty->getResult(0));
+    init->set(b.clone(*fill, map)->getResult(0));
+  }
+}
+
+/// `value` with its elements rounded to `element` by a new elementwise op.
+Value narrow(OpBuilder &b, Location loc, Value value, Type element) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, value);
+  Value empty = tensor::EmptyOp::create(b, loc, sizes, element);
+  AffineMap identity = b.getMultiDimIdentityMap(type.getRank());
+  return linalg::GenericOp::create(
+             b, loc, empty.getType(), ValueRange{value}, ValueRange{empty},
+             ArrayRef<AffineMap>{identity, identity},
+             SmallVector<utils::IteratorType>(type.getRank(),
+                                              utils::IteratorType::parallel),
+             [&](OpBuilder &b, Location loc, ValueRange args) {
+               linalg::YieldOp::create(
+                   b, loc,
+                   arith::TruncFOp::create(b, loc, element, args[0])
+                       .getResult());
+             })
+      .getResult(0);
+}
+
+/// A projection of f32 rows by bf16/f16 weights (a gated FFN's hidden rows,
+/// which the CPU keeps in f32) reads them rounded to the weights' type, as
+/// GPU frameworks compute it: the rounding is a new elementwise op on the
+/// rows before their [M, K] collapse, which then joins the epilogue of the
+/// projections that made them.
+void narrowRows(RewriterBase &rewriter, linalg::GenericOp projection) {
+  Value rows = projection.getDpsInputs()[0];
+  Type element =
+      cast<RankedTensorType>(projection.getDpsInputs()[1].getType())
+          .getElementType();
+  if (!cast<RankedTensorType>(rows.getType()).getElementType().isF32() ||
+      !(element.isBF16() || element.isF16()))
+    return;
+  Location loc = projection.getLoc();
+  rewriter.setInsertionPoint(projection);
+  Value narrowed;
+  if (auto collapse = rows.getDefiningOp<tensor::CollapseShapeOp>()) {
+    rewriter.setInsertionPoint(collapse);
+    narrowed = tensor::CollapseShapeOp::create(
+        rewriter, loc, narrow(rewriter, loc, collapse.getSrc(), element),
+        collapse.getReassociationIndices());
+    rewriter.setInsertionPoint(projection);
+  } else {
+    narrowed = narrow(rewriter, loc, rows, element);
+  }
+  // The same projection on the narrowed rows, widening them as it reads.
+  SmallVector<Value> inputs = {narrowed, projection.getDpsInputs()[1]};
+  auto widened = linalg::GenericOp::create(
+      rewriter, loc, projection.getResultTypes(), inputs,
+      projection.getDpsInits(), projection.getIndexingMapsArray(),
+      projection.getIteratorTypesArray(),
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        Block &body = projection.getRegion().front();
+        IRMapping map;
+        map.map(body.getArgument(0),
+                arith::ExtFOp::create(b, loc, b.getF32Type(), args[0])
+                    .getResult());
+        map.map(body.getArgument(1), args[1]);
+        map.map(body.getArgument(2), args[2]);
+        for (Operation &op : body)
+          b.clone(op, map);
+      });
+  rewriter.replaceOp(projection, widened);
+  // The f32 rows' collapse, now unread: their producer must have a single
+  // reader to take the rounding into its epilogue.
+  if (Operation *collapse = rows.getDefiningOp(); collapse && collapse->use_empty())
+    rewriter.eraseOp(collapse);
+}
+
+struct TfmGPUFuseProjectionEpiloguesPass
+    : tfm::impl::TfmGPUFuseProjectionEpiloguesPassBase<
+          TfmGPUFuseProjectionEpiloguesPass> {
+  void runOnOperation() override {
+    unshareFills(getOperation());
+    SmallVector<linalg::GenericOp> projections;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (isProjection(op))
+        projections.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (linalg::GenericOp projection : projections)
+      narrowRows(rewriter, projection);
+    RewritePatternSet patterns(&getContext());
+    linalg::populateElementwiseOpsFusionPatterns(patterns, extendsEpilogue);
+    // Sizes read off the ops' sources, so that reading a size is not a use
+    // that keeps an op from fusing.
+    memref::populateResolveRankedShapedTypeResultDimsPatterns(patterns);
+    tensor::DimOp::getCanonicalizationPatterns(patterns, &getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
