@@ -16,17 +16,21 @@
   Hugging Face LLaMA math), same random weights and tokens.
 
   gpu.py prepare DIR [--gpu-arch=SM] [--gpu-matmul-tile=R,C,K,S,WR,WC ...]
+                     [--gpu-attention-warp-rows=N ...]
                                   here (needs tfm-compile): the libraries,
                                   dynamic in batch and length, in DIR, for
                                   SM (default sm_90a: projections on
                                   warpgroup MMA; sm_90: on mma.sync);
                                   each tiling given also compiles the
                                   projections with it
-                                  (projections-R,C,K,S,WR,WC.so)
+                                  (projections-R,C,K,S,WR,WC.so), each
+                                  warp-rows the attention
+                                  (attention-N.so)
   gpu.py run DIR [attention] [projections] [model]
                                   on the GPU machine: both sides' figures,
                                   each tfm result checked against PyTorch's
-                                  (the projections of every library)
+                                  (the projections and attention of every
+                                  library)
 
 Times are medians of CUDA-event-timed calls on arrays already on the GPU
 (tfm: device arrays wrapping PyTorch's tensors, bound once, so no copies
@@ -70,7 +74,7 @@ def projection_source(name, k, n):
             f"  return %y : {y}\n}}\n")
 
 
-def prepare(directory, tilings, arch="sm_90a"):
+def prepare(directory, tilings, warp_rows, arch="sm_90a"):
     from tfm import compiler
     directory.mkdir(parents=True, exist_ok=True)
     flags = ["--target=cuda", f"--gpu-arch={arch}"]
@@ -79,6 +83,10 @@ def prepare(directory, tilings, arch="sm_90a"):
         for causal in (False, True):
             text += source(dim, causal)[1]
     compiler.compile_mlir(text, directory / "attention.so", flags=flags)
+    for rows in warp_rows:
+        compiler.compile_mlir(
+            text, directory / f"attention-{rows}.so",
+            flags=flags + [f"--gpu-attention-warp-rows={rows}"])
     text = "".join(projection_source(name, k, n)
                    for name, (k, n) in PROJECTIONS.items())
     compiler.compile_mlir(text, directory / "projections.so", flags=flags)
@@ -177,13 +185,18 @@ def device_arrays(*tensors):
             for t in tensors]
 
 
+def libraries(directory, kind):
+    """DIR/KIND.so as "default", then the variants prepared besides
+    (DIR/KIND-VARIANT.so) by variant."""
+    from tfm import runtime
+    return {path.stem.partition("-")[2] or "default": runtime.Library(path)
+            for path in sorted(directory.glob(f"{kind}*.so"),
+                               key=lambda p: (p.stem != kind, p.stem))}
+
+
 def run_projections(directory):
     import torch
-    from tfm import runtime
-    # The default tiling first, then those prepared besides.
-    libraries = {path.stem.partition("-")[2] or "default": runtime.Library(path)
-                 for path in sorted(directory.glob("projections*.so"),
-                                    key=lambda p: (p.stem != "projections", p.stem))}
+    tilings = libraries(directory, "projections")
     print(f"{'name':>8} {'M':>5} {'K':>5} {'N':>6} {'torch ms':>9} {'TFLOP/s':>8}"
           f" {'tfm ms':>8} {'TFLOP/s':>8} {'of torch':>8} {'error':>8}  tiling")
     results = []
@@ -197,7 +210,7 @@ def run_projections(directory):
             ref = torch.matmul(x, w.T)
             ms = median_ms(lambda: torch.matmul(x, w.T))
             work = 2 * tokens * n * k
-            for tiling, library in libraries.items():
+            for tiling, library in tilings.items():
                 out = torch.empty_like(ref)
                 call = library[name].bind(*device_arrays(x, w),
                                           out=device_arrays(out))
@@ -219,10 +232,9 @@ def run_attention(directory):
     import torch
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    from tfm import runtime
-    library = runtime.Library(directory / "attention.so")
+    variants = libraries(directory, "attention")
     print(f"{'D':>4} {'S':>6} {'causal':>6} {'torch ms':>9} {'TFLOP/s':>8}"
-          f"  tfm ms  TFLOP/s  x torch  error")
+          f"  tfm ms  TFLOP/s  x torch  error  warp rows")
     results = []
     for dim in HEAD_DIMS:
         heads = WIDTH // dim
@@ -238,23 +250,23 @@ def run_attention(directory):
                     ms = median_ms(lambda: F.scaled_dot_product_attention(
                         q, k, v, is_causal=causal))
                 work = flops(batch, heads, seq, dim, causal)
-                row = {"dim": dim, "seq": seq, "causal": causal,
-                       "torch_ms": ms, "torch_tflops": work / ms / 1e9}
-                line = (f"{dim:>4} {seq:>6} {str(causal):>6} {ms:>9.3f} "
-                        f"{row['torch_tflops']:>8.1f}")
                 name = source(dim, causal)[0]
-                out = torch.empty_like(q)
-                call = library[name].bind(*device_arrays(q, k, v),
-                                          out=device_arrays(out))
-                tms = median_ms(call)
-                error = ((out.float() - ref.float()).abs().max()
-                         / ref.float().abs().max()).item()
-                row.update(tfm_ms=tms, tfm_tflops=work / tms / 1e9,
-                           error=error)
-                line += (f" {tms:>8.3f} {row['tfm_tflops']:>8.1f} "
-                         f"{ms / tms:>8.2f} {error:>8.1e}")
-                print(line, flush=True)
-                results.append(row)
+                for rows, library in variants.items():
+                    out = torch.empty_like(q)
+                    call = library[name].bind(*device_arrays(q, k, v),
+                                              out=device_arrays(out))
+                    tms = median_ms(call)
+                    error = ((out.float() - ref.float()).abs().max()
+                             / ref.float().abs().max()).item()
+                    row = {"dim": dim, "seq": seq, "causal": causal,
+                           "torch_ms": ms, "torch_tflops": work / ms / 1e9,
+                           "tfm_ms": tms, "tfm_tflops": work / tms / 1e9,
+                           "error": error, "warp_rows": rows}
+                    print(f"{dim:>4} {seq:>6} {str(causal):>6} {ms:>9.3f} "
+                          f"{row['torch_tflops']:>8.1f} {tms:>8.3f} "
+                          f"{row['tfm_tflops']:>8.1f} {ms / tms:>8.2f} "
+                          f"{error:>8.1e}  {rows}", flush=True)
+                    results.append(row)
     return results
 
 
@@ -264,12 +276,14 @@ if __name__ == "__main__":
     which = sys.argv[3:] or ["attention", "projections", "model"]
     if mode == "prepare" and where:
         which = sys.argv[3:]
-        tile, arch = "--gpu-matmul-tile=", "--gpu-arch="
-        if not all(arg.startswith((tile, arch)) for arg in which):
+        tile, rows, arch = ("--gpu-matmul-tile=", "--gpu-attention-warp-rows=",
+                            "--gpu-arch=")
+        if not all(arg.startswith((tile, rows, arch)) for arg in which):
             sys.exit(__doc__)
-        archs = [arg[len(arch):] for arg in which if arg.startswith(arch)]
-        prepare(where, [arg[len(tile):] for arg in which if arg.startswith(tile)],
-                *archs[-1:])
+
+        def values(flag):
+            return [arg[len(flag):] for arg in which if arg.startswith(flag)]
+        prepare(where, values(tile), values(rows), *values(arch)[-1:])
     elif mode == "run" and where and set(which) <= {"attention", "projections",
                                                     "model"}:
         import torch

@@ -10,11 +10,12 @@
 #       fingerprint of each suite's inputs: the GPU machine draws the same
 #       inputs from the suites' seeds and computes the float64 references
 #       itself, so DIR stays small (about 14 MB an architecture, within one
-#       device call's carry).
+#       device call's carry). The attention suites are also compiled with
+#       the attention kernel's other row split, into DIR/variants.
 #   scripts/gpu-tests.sh check [DIR]    on the GPU machine, from the checkout
 #       with DIR and build/lib/libtfm_runtime.so carried: runs every suite
-#       of every architecture prepared and compares; exits non-zero if any
-#       case fails. DIR also holds tfm-run (which needs no LLVM) and the
+#       of every architecture and variant prepared and compares; exits
+#       non-zero if any case fails. DIR also holds tfm-run (which needs no LLVM) and the
 #       libsentencepiece it links.
 #
 # Where the GPU machine has the compiler too, lit runs test/Integration/GPU.
@@ -27,6 +28,10 @@ dir="$(realpath -m "${2:-$root/build/gpu-tests}")"
 # kernels' own suites in test/Integration/GPU.
 suites=(CPU/attention CPU/blocks CPU/layers CPU/masks CPU/projections
         GPU/flash_attention GPU/projections)
+# The attention suites again with the attention kernel's other row split
+# (--gpu-attention-warp-rows=32), for sm_90a, in DIR/variants.
+variant_suites=(CPU/attention GPU/flash_attention)
+variant_flags=(--gpu-arch=sm_90a --gpu-attention-warp-rows=32)
 
 export PYTHONPATH="$root/python:$root/test/Integration"
 export TFM_BUILD_DIR="${TFM_BUILD_DIR:-$root/build}"
@@ -47,6 +52,10 @@ case "$mode" in
         --gpu-arch="$arch" -o "$dir/$arch/model/model.so"
       "$python" "$root/test/Tools/Inputs/make-run-inputs.py" \
         "$root/test/Tools/Inputs/tiny-llama.json" "$dir/$arch/model"
+    done
+    for suite in "${variant_suites[@]}"; do
+      TFM_HARNESS=prepare "$python" "$root/test/Integration/$suite.py" \
+        "$dir/variants/warp-rows-32/$suite" --target=cuda "${variant_flags[@]}"
     done
     mkdir -p "$dir/bin" "$dir/lib"
     cp "$TFM_BUILD_DIR/bin/tfm-run" "$dir/bin/"
@@ -76,6 +85,15 @@ case "$mode" in
         "${run[@]}" --generate 8 --prompt 1,5,7 --prompt 2,4; } ||
         failed=$((failed + 1))
       total=$(( total + ${#suites[@]} + 2 ))
+    done
+    for variant_dir in "$dir"/variants/*; do
+      [ -d "$variant_dir" ] || continue
+      for suite in "${variant_suites[@]}"; do
+        echo "== $(basename "$variant_dir") $suite"
+        TFM_HARNESS=check python3 "$root/test/Integration/$suite.py" \
+          "$variant_dir/$suite" || failed=$((failed + 1))
+        total=$(( total + 1 ))
+      done
     done
     if [ "$total" -eq 0 ]; then
       echo "$dir holds no prepared architecture (run prepare first)" >&2

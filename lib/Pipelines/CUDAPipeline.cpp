@@ -61,7 +61,10 @@ void mlir::tfm::buildTfmCUDAKernelStage(
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createForallToParallelLoopPass());
   pm.addPass(createCanonicalizerPass());
-  pm.addNestedPass<func::FuncOp>(createTfmGPULowerBufferAttentionPass());
+  TfmGPULowerBufferAttentionPassOptions attention;
+  attention.warpRows = options.attentionWarpRows;
+  pm.addNestedPass<func::FuncOp>(
+      createTfmGPULowerBufferAttentionPass(attention));
   TfmGPUMapToKernelsPassOptions map;
   map.blockSize = options.blockSize;
   pm.addNestedPass<func::FuncOp>(createTfmGPUMapToKernelsPass(map));

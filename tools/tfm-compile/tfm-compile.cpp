@@ -94,6 +94,12 @@ cl::list<int64_t> gpuMatmulTile(
              "block rows, block columns, K step, stages, warp rows, warp "
              "columns (default: chosen per projection)"),
     cl::CommaSeparated, cl::value_desc("R,C,K,S,WR,WC"), cl::cat(category));
+cl::opt<int64_t> gpuAttentionWarpRows(
+    "gpu-attention-warp-rows",
+    cl::desc("With --target=cuda: query rows per warp of the tensor-core "
+             "attention kernel, 16 (default: 8 warps a block) or 32 (4 "
+             "warps, FlashAttention-2's split)"),
+    cl::init(0), cl::cat(category));
 cl::opt<unsigned> optLevel("O", cl::desc("Optimization level 0-3"),
                            cl::init(3), cl::Prefix, cl::cat(category));
 #define TFM_ATTENTION_LOWERING_FLAG(field, flag, description)                 \
@@ -184,6 +190,7 @@ int main(int argc, char **argv) {
   targetOptions.gpuArch = gpuArch;
   targetOptions.gpuMatmulTile.assign(gpuMatmulTile.begin(),
                                      gpuMatmulTile.end());
+  targetOptions.gpuAttentionWarpRows = gpuAttentionWarpRows;
   targetOptions.optLevel = optLevel;
   targetOptions.prepackWeights = prepackWeights;
   if (std::string error = targetOptions.fusions.disable(noFuse);

@@ -763,11 +763,18 @@ def TfmGPULowerBufferAttentionPass
     right after it (an entry point's output, as bufferization leaves it),
     the kernel writes that buffer and the copy goes.
 
-    - one block of 8 warps per (batch, query head, 128 query rows), 16 rows
-      per warp, the last query tiles first (under a causal mask they have
-      the most keys); query head h reads kv head h / (Hq / Hkv);
-    - each warp reads its rows of Q once, from global memory straight into
-      the A operand registers it keeps for the whole key loop;
+    - one block per (batch, query head, 128 query rows), the last query
+      tiles first (under a causal mask they have the most keys); query
+      head h reads kv head h / (Hq / Hkv);
+    - `warp-rows` 16 (default): 8 warps of 16 rows, each reading its rows
+      of Q once, from global memory straight into the A operand registers
+      it keeps for the whole key loop; 32 (FlashAttention-2's split): 4
+      warps of 32 rows, so that each K and V fragment a warp reads from
+      shared memory feeds two row tiles; Q as before at head dim 64, and at
+      128 brought into shared memory with the first K tile and read from
+      there per key tile (registers would not hold it beside 128
+      accumulators);
+    - the tiles in dynamic shared memory;
     - the key range the block's rows see under the structured mask and
       `kv_lengths` is walked in tiles of 64 keys, brought into shared
       memory by `cp.async` (V of a tile while its scores are computed, K of
@@ -783,6 +790,10 @@ def TfmGPULowerBufferAttentionPass
 
     Any other element type or head dim is an error.
   }];
+  let options = [
+    Option<"warpRows", "warp-rows", "int64_t", /*default=*/"16",
+           "Query rows per warp: 16 (8 warps a block) or 32 (4 warps)">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::LLVM::LLVMDialect",

@@ -144,6 +144,12 @@ struct TfmLowerToNVVMPipelineOptions
       llvm::cl::desc("The tensor-core projections' tiling "
                      "(tfm-gpu-tensor-core-matmul's tile; default: chosen "
                      "per projection)")};
+  PassOptions::Option<int64_t> attentionWarpRows{
+      *this, "attention-warp-rows",
+      llvm::cl::desc("Query rows per warp of the tensor-core attention "
+                     "kernel, 16 or 32 (tfm-gpu-lower-buffer-attention's "
+                     "warp-rows)"),
+      llvm::cl::init(16)};
 };
 
 /// The stages of tfm-lower-to-nvvm-pipeline:

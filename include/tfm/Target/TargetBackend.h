@@ -55,6 +55,9 @@ struct TargetOptions {
   /// columns, step, stages, warp rows, warp columns); empty: chosen per
   /// projection.
   std::vector<int64_t> gpuMatmulTile;
+  /// A GPU target: query rows per warp of the attention kernel (16 or 32);
+  /// 0: the default.
+  int64_t gpuAttentionWarpRows = 0;
   /// LLVM optimization level, 0-3.
   unsigned optLevel = 3;
   /// Target-independent: how the linalg stage of every target lowers

@@ -57,10 +57,8 @@ using namespace mlir::tfm;
 
 namespace {
 
-constexpr int64_t kWarps = 8;
-constexpr int64_t kThreads = 32 * kWarps;
-constexpr int64_t kRows = 16 * kWarps; // query rows of a block
-constexpr int64_t kKeys = 64;          // keys of a tile
+constexpr int64_t kRows = 128; // query rows of a block
+constexpr int64_t kKeys = 64;  // keys of a tile
 
 /// Whether the kernel computes attention of `query` and `value` types: both
 /// bf16 or both f16, head dim 64 or 128 (shared memory holds a [64, D] K
@@ -73,12 +71,34 @@ bool kernelTakes(ShapedType query, ShapedType value) {
          value.getDimSize(kHead) == dim;
 }
 
+/// How a block's 128 query rows are split among its warps.
+struct RowSplit {
+  /// 16: 8 warps, each its rows' Q in registers. 32 (FlashAttention-2's
+  /// split): 4 warps, each K and V fragment read from shared memory feeding
+  /// two row tiles; Q in registers at head dim 64, and at 128 in shared
+  /// memory, read per key tile (registers would not hold it beside the 128
+  /// accumulators).
+  int64_t warpRows;
+  int64_t headDim;
+
+  int64_t warps() const { return kRows / warpRows; }
+  int64_t threads() const { return 32 * warps(); }
+  int64_t rowTiles() const { return warpRows / 16; }
+  bool queryShared() const { return warpRows > 16 && headDim > 64; }
+  /// K and V tiles, then Q's if shared.
+  int64_t tileBytes() const { return kKeys * headDim * 2; }
+  int64_t sharedBytes() const {
+    return 2 * tileBytes() + (queryShared() ? kRows * headDim * 2 : 0);
+  }
+};
+
 /// Builds the kernel of one attention op inside a gpu.launch.
 class KernelBuilder : TensorCoreBuilder {
 public:
-  KernelBuilder(OpBuilder &b, Location loc, BufferAttentionOp op)
+  KernelBuilder(OpBuilder &b, Location loc, BufferAttentionOp op,
+                RowSplit split)
       : TensorCoreBuilder(b, loc, op.getQuery().getType().getElementType()),
-        op(op) {
+        op(op), split(split) {
     MemRefType query = op.getQuery().getType();
     headDim = query.getDimSize(kHead);
     chunks = headDim / 8;
@@ -87,16 +107,18 @@ public:
   }
 
   /// The kernel body, reading memrefs `q`, `k`, `v` (and `lengths`) and
-  /// writing `out`; `ks`, `vs` are its [64, D] shared buffers.
+  /// writing `out`; `ks`, `vs` are its [64, D] shared buffers, `qs` the
+  /// block's [128, D] rows of Q when the split keeps them shared.
   void build(gpu::LaunchOp launch, Value q, Value k, Value v, Value lengths,
-             Value out, Value ks, Value vs);
+             Value out, Value ks, Value vs, Value qs);
 
 private:
-  /// Copies rows [first, first + 64) of head `head` of `source` ([B, H, S,
+  /// Copies `count` rows from `first` of head `head` of `source` ([B, H, S,
   /// D]) into the swizzled shared buffer `tile`, rows at or past `limit`
-  /// read as row `limit - 1` (they are masked or never stored).
+  /// read as row `limit - 1` (they are masked or never stored), as one
+  /// commit group.
   void copyTile(Value source, Value head, Value first, Value limit,
-                Value tile);
+                Value tile, int64_t count = kKeys);
   /// The ldmatrix.x4 registers whose lane reads row `row` (low 3 bits: the
   /// lane's) and chunk `chunkBase ^ laneXor` of a swizzled tile.
   SmallVector<Value> loadSwizzled(Value tile, Value row, int64_t chunkBase,
@@ -114,6 +136,7 @@ private:
   Value quadReduce(Value value, bool sum);
 
   BufferAttentionOp op;
+  RowSplit split;
   int64_t headDim, chunks, group;
   MaskAttr mask;
   // Per thread.
@@ -121,10 +144,10 @@ private:
 };
 
 void KernelBuilder::copyTile(Value source, Value head, Value first,
-                             Value limit, Value tile) {
+                             Value limit, Value tile, int64_t count) {
   Value lastRow = sub(limit, index(1));
-  for (int64_t i = 0; i < kKeys * chunks / kThreads; ++i) {
-    Value id = add(tid, i * kThreads);
+  for (int64_t i = 0; i < count * chunks / split.threads(); ++i) {
+    Value id = add(tid, i * split.threads());
     Value row = div(id, chunks), chunk = rem(id, chunks);
     Value sourceRow = min(add(first, row), lastRow);
     copy16Bytes(tile, {row, mul(xorIndex(chunk, rem(row, 8)), 8)}, source,
@@ -161,7 +184,9 @@ Value KernelBuilder::quadReduce(Value value, bool sum) {
 }
 
 void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
-                          Value lengths, Value out, Value ks, Value vs) {
+                          Value lengths, Value out, Value ks, Value vs,
+                          Value qs) {
+  int64_t rowTiles = split.rowTiles();
   tid = launch.getThreadIds().x;
   Value warp = div(tid, 32);
   lane = rem(tid, 32);
@@ -198,27 +223,45 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
     keyLimit = min(keyEnd, add(lastPosition, mask.getRight() + 1));
   Value firstTile = mul(div(keyBegin, kKeys), kKeys);
 
-  // Q: the warp's 16 rows in registers for the whole key loop.
-  SmallVector<SmallVector<Value>> queryRegs;
-  Value quadFirstRow = add(add(firstRow, mul(warp, 16)), quadRow);
+  // The warp's rows in the block: row tiles of 16 from warpRow.
+  Value warpRow = mul(warp, split.warpRows);
   Value lastRow = sub(queries, index(1));
-  for (int64_t kk = 0; kk < headDim / 16; ++kk)
-    queryRegs.push_back(loadQuery(q, head, quadFirstRow, lastRow,
-                                  add(mul(quadColumn, 2), kk * 16)));
   Value low3 = rem(lane, 8), matrix = div(lane, 8);
-  // B operands of P·V (V, transposed): matrices 0..3 are rows +0/+8 then
-  // chunks +0/+1; B operands of QKᵀ (K): chunks +0/+1 then rows +0/+8.
+  // Matrices 0..3 of an ldmatrix.x4 as rows +0/+8 then chunks +0/+1 (A
+  // operands, and V's transposed B operands of P·V), or chunks +0/+1 then
+  // rows +0/+8 (K's B operands of QKᵀ).
   Value rowsThenChunks = add(low3, mul(rem(matrix, 2), 8));
   Value chunksThenRows = add(low3, mul(div(matrix, 2), 8));
   Value xorRowsThenChunks = xorIndex(div(matrix, 2), low3);
   Value xorChunksThenRows = xorIndex(rem(matrix, 2), low3);
 
-  // K of the first tile, if any.
+  // Q in registers for the whole key loop, read from global memory once
+  // ([row tile][16-column step]), unless the split keeps it shared.
+  SmallVector<SmallVector<SmallVector<Value>>> queryRegs(rowTiles);
+  if (!split.queryShared()) {
+    Value quadFirstRow = add(add(firstRow, warpRow), quadRow);
+    for (int64_t mt = 0; mt < rowTiles; ++mt)
+      for (int64_t kk = 0; kk < headDim / 16; ++kk)
+        queryRegs[mt].push_back(loadQuery(q, head, add(quadFirstRow, mt * 16),
+                                          lastRow,
+                                          add(mul(quadColumn, 2), kk * 16)));
+  }
+  // The A operand registers of row tile `mt`, 16-column step `kk`.
+  auto queryOperand = [&](int64_t mt, int64_t kk) -> SmallVector<Value> {
+    if (!split.queryShared())
+      return queryRegs[mt][kk];
+    return loadSwizzled(qs, add(rowsThenChunks, add(warpRow, mt * 16)),
+                        2 * kk, xorRowsThenChunks, /*transpose=*/false);
+  };
+
+  // K of the first tile (and the block's Q if shared), if any.
   auto anyTile = scf::IfOp::create(
       b, loc, cmp(arith::CmpIPredicate::slt, firstTile, keyLimit));
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(anyTile.thenBlock());
+    if (split.queryShared())
+      copyTile(q, head, firstRow, queries, qs, kRows);
     copyTile(k, kvHead, firstTile, keys, ks);
   }
 
@@ -230,12 +273,18 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
     softcap = cap.getValueAsDouble();
   Value negInf = f32(-INFINITY), zero = f32(0.0);
 
-  // Loop state: m and l of rows quadRow and quadRow + 8, then the output
-  // accumulators (D/8 tiles of 4).
-  SmallVector<Value> init = {negInf, negInf, zero, zero};
-  for (int64_t i = 0; i < headDim / 8 * 4; ++i)
-    init.push_back(zero);
-  Value rowPosition = add(add(firstPosition, mul(warp, 16)), quadRow);
+  // Loop state: m, then l, of rows quadRow and quadRow + 8 of each row tile,
+  // then the output accumulators (per row tile, D/8 tiles of 4).
+  auto maxAt = [&](int64_t mt, int64_t half) { return mt * 2 + half; };
+  auto sumAt = [&](int64_t mt, int64_t half) {
+    return 2 * rowTiles + mt * 2 + half;
+  };
+  auto accAt = [&](int64_t mt, int64_t d) {
+    return 4 * rowTiles + (mt * headDim / 8 + d) * 4;
+  };
+  SmallVector<Value> init(2 * rowTiles, negInf);
+  init.append(2 * rowTiles + rowTiles * headDim / 8 * 4, zero);
+  Value warpPosition = add(add(firstPosition, warpRow), quadRow);
   Value columnInTile = mul(quadColumn, 2);
   auto loop = scf::ForOp::create(
       b, loc, firstTile, keyLimit, index(kKeys), init,
@@ -246,31 +295,41 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
         gpu::BarrierOp::create(b, loc);
         copyTile(v, kvHead, tileStart, keys, vs);
 
-        // S = Q Kᵀ: 8 tiles of 8 keys.
-        SmallVector<SmallVector<Value>> scores(kKeys / 8,
-                                               SmallVector<Value>(4, zero));
-        for (int64_t kk = 0; kk < headDim / 16; ++kk)
+        // S = Q Kᵀ: per row tile, 8 tiles of 8 keys; each K fragment feeds
+        // every row tile.
+        SmallVector<SmallVector<SmallVector<Value>>> scores(
+            rowTiles, SmallVector<SmallVector<Value>>(
+                          kKeys / 8, SmallVector<Value>(4, zero)));
+        for (int64_t kk = 0; kk < headDim / 16; ++kk) {
+          SmallVector<SmallVector<Value>> queryA;
+          for (int64_t mt = 0; mt < rowTiles; ++mt)
+            queryA.push_back(queryOperand(mt, kk));
           for (int64_t pair = 0; pair < kKeys / 16; ++pair) {
             SmallVector<Value> keyRegs =
                 loadSwizzled(ks, add(chunksThenRows, pair * 16), 2 * kk,
                              xorChunksThenRows, false);
-            scores[2 * pair] = mma(queryRegs[kk], {keyRegs[0], keyRegs[1]},
-                                   scores[2 * pair]);
-            scores[2 * pair + 1] = mma(
-                queryRegs[kk], {keyRegs[2], keyRegs[3]}, scores[2 * pair + 1]);
-          }
-        for (auto &tile : scores)
-          for (Value &s : tile) {
-            if (softcap) {
-              Value capped = math::TanhOp::create(
-                  b, loc,
-                  arith::MulFOp::create(b, loc, s, f32(scale / *softcap)));
-              s = arith::MulFOp::create(b, loc, capped,
-                                        f32(*softcap * log2e));
-            } else {
-              s = arith::MulFOp::create(b, loc, s, f32(scale * log2e));
+            for (int64_t mt = 0; mt < rowTiles; ++mt) {
+              auto &tiles = scores[mt];
+              tiles[2 * pair] = mma(queryA[mt], {keyRegs[0], keyRegs[1]},
+                                    tiles[2 * pair]);
+              tiles[2 * pair + 1] = mma(
+                  queryA[mt], {keyRegs[2], keyRegs[3]}, tiles[2 * pair + 1]);
             }
           }
+        }
+        for (auto &tiles : scores)
+          for (auto &tile : tiles)
+            for (Value &s : tile) {
+              if (softcap) {
+                Value capped = math::TanhOp::create(
+                    b, loc,
+                    arith::MulFOp::create(b, loc, s, f32(scale / *softcap)));
+                s = arith::MulFOp::create(b, loc, capped,
+                                          f32(*softcap * log2e));
+              } else {
+                s = arith::MulFOp::create(b, loc, s, f32(scale * log2e));
+              }
+            }
 
         // Masks, in the tiles they cut: key j of row p is visible iff
         // j < keyEnd and p - left <= j <= p + right.
@@ -285,8 +344,9 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
                                   sub(tileEnd, index(1)),
                                   add(firstPosition, mask.getRight())));
         SmallVector<Value> flat;
-        for (auto &tile : scores)
-          flat.append(tile);
+        for (auto &tiles : scores)
+          for (auto &tile : tiles)
+            flat.append(tile);
         SmallVector<Type> types(flat.size(), b.getF32Type());
         auto masked = scf::IfOp::create(b, loc, types, whole,
                                         /*withElseRegion=*/true);
@@ -296,66 +356,75 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
           scf::YieldOp::create(b, loc, flat);
           b.setInsertionPointToStart(masked.elseBlock());
           SmallVector<Value> kept;
-          for (int64_t n = 0; n < kKeys / 8; ++n)
-            for (int64_t e = 0; e < 4; ++e) {
-              Value key = add(add(tileStart, columnInTile), n * 8 + e % 2);
-              Value position = add(rowPosition, (e / 2) * 8);
-              Value visible = cmp(arith::CmpIPredicate::slt, key, keyEnd);
-              if (leftBounded)
-                visible = both(visible,
-                               cmp(arith::CmpIPredicate::sge, key,
-                                   sub(position, index(mask.getLeft()))));
-              if (rightBounded)
-                visible = both(visible,
-                               cmp(arith::CmpIPredicate::sle, key,
-                                   add(position, mask.getRight())));
-              kept.push_back(arith::SelectOp::create(b, loc, visible,
-                                                     scores[n][e], negInf));
-            }
+          for (int64_t mt = 0; mt < rowTiles; ++mt)
+            for (int64_t n = 0; n < kKeys / 8; ++n)
+              for (int64_t e = 0; e < 4; ++e) {
+                Value key = add(add(tileStart, columnInTile), n * 8 + e % 2);
+                Value position = add(warpPosition, mt * 16 + (e / 2) * 8);
+                Value visible = cmp(arith::CmpIPredicate::slt, key, keyEnd);
+                if (leftBounded)
+                  visible = both(visible,
+                                 cmp(arith::CmpIPredicate::sge, key,
+                                     sub(position, index(mask.getLeft()))));
+                if (rightBounded)
+                  visible = both(visible,
+                                 cmp(arith::CmpIPredicate::sle, key,
+                                     add(position, mask.getRight())));
+                kept.push_back(arith::SelectOp::create(
+                    b, loc, visible, scores[mt][n][e], negInf));
+              }
           scf::YieldOp::create(b, loc, kept);
         }
-        for (int64_t n = 0; n < kKeys / 8; ++n)
-          for (int64_t e = 0; e < 4; ++e)
-            scores[n][e] = masked.getResult(n * 4 + e);
+        for (int64_t mt = 0; mt < rowTiles; ++mt)
+          for (int64_t n = 0; n < kKeys / 8; ++n)
+            for (int64_t e = 0; e < 4; ++e)
+              scores[mt][n][e] =
+                  masked.getResult((mt * kKeys / 8 + n) * 4 + e);
 
-        // Online softmax of rows quadRow (half 0) and quadRow + 8 (half 1).
+        // Online softmax of rows quadRow (half 0) and quadRow + 8 (half 1)
+        // of each row tile.
         SmallVector<Value> next(state.begin(), state.end());
-        for (int64_t half = 0; half < 2; ++half) {
-          Value rowMax = negInf;
-          for (auto &tile : scores)
-            for (int64_t e = 2 * half; e < 2 * half + 2; ++e)
-              rowMax = arith::MaximumFOp::create(b, loc, rowMax, tile[e]);
-          rowMax = quadReduce(rowMax, /*sum=*/false);
-          Value oldMax = state[half];
-          Value newMax = arith::MaximumFOp::create(b, loc, oldMax, rowMax);
-          // A row that has seen no key yet subtracts 0, not -inf.
-          Value seen = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
-                                             newMax, negInf);
-          Value base = arith::SelectOp::create(b, loc, seen, newMax, zero);
-          Value correction = math::Exp2Op::create(
-              b, loc, arith::SubFOp::create(b, loc, oldMax, base));
-          Value sum = arith::MulFOp::create(b, loc, state[2 + half], correction);
-          for (auto &tile : scores)
-            for (int64_t e = 2 * half; e < 2 * half + 2; ++e) {
-              tile[e] = math::Exp2Op::create(
-                  b, loc, arith::SubFOp::create(b, loc, tile[e], base));
-              sum = arith::AddFOp::create(b, loc, sum, tile[e]);
-            }
-          next[half] = newMax;
-          next[2 + half] = sum;
-          for (int64_t d = 0; d < headDim / 8; ++d)
-            for (int64_t e = 2 * half; e < 2 * half + 2; ++e)
-              next[4 + d * 4 + e] = arith::MulFOp::create(
-                  b, loc, state[4 + d * 4 + e], correction);
-        }
+        for (int64_t mt = 0; mt < rowTiles; ++mt)
+          for (int64_t half = 0; half < 2; ++half) {
+            Value rowMax = negInf;
+            for (auto &tile : scores[mt])
+              for (int64_t e = 2 * half; e < 2 * half + 2; ++e)
+                rowMax = arith::MaximumFOp::create(b, loc, rowMax, tile[e]);
+            rowMax = quadReduce(rowMax, /*sum=*/false);
+            Value oldMax = state[maxAt(mt, half)];
+            Value newMax = arith::MaximumFOp::create(b, loc, oldMax, rowMax);
+            // A row that has seen no key yet subtracts 0, not -inf.
+            Value seen = arith::CmpFOp::create(
+                b, loc, arith::CmpFPredicate::OGT, newMax, negInf);
+            Value base = arith::SelectOp::create(b, loc, seen, newMax, zero);
+            Value correction = math::Exp2Op::create(
+                b, loc, arith::SubFOp::create(b, loc, oldMax, base));
+            Value sum = arith::MulFOp::create(b, loc, state[sumAt(mt, half)],
+                                              correction);
+            for (auto &tile : scores[mt])
+              for (int64_t e = 2 * half; e < 2 * half + 2; ++e) {
+                tile[e] = math::Exp2Op::create(
+                    b, loc, arith::SubFOp::create(b, loc, tile[e], base));
+                sum = arith::AddFOp::create(b, loc, sum, tile[e]);
+              }
+            next[maxAt(mt, half)] = newMax;
+            next[sumAt(mt, half)] = sum;
+            for (int64_t d = 0; d < headDim / 8; ++d)
+              for (int64_t e = 2 * half; e < 2 * half + 2; ++e)
+                next[accAt(mt, d) + e] = arith::MulFOp::create(
+                    b, loc, state[accAt(mt, d) + e], correction);
+          }
         // P as A operands: the accumulator layout of two 8-key tiles is the
         // A layout of one 16-key step.
-        SmallVector<SmallVector<Value>> probabilities;
-        for (int64_t j = 0; j < kKeys / 16; ++j) {
-          auto &lo = scores[2 * j], &hi = scores[2 * j + 1];
-          probabilities.push_back({pack(lo[0], lo[1]), pack(lo[2], lo[3]),
-                                   pack(hi[0], hi[1]), pack(hi[2], hi[3])});
-        }
+        SmallVector<SmallVector<SmallVector<Value>>> probabilities(rowTiles);
+        for (int64_t mt = 0; mt < rowTiles; ++mt)
+          for (int64_t j = 0; j < kKeys / 16; ++j) {
+            auto &lo = scores[mt][2 * j], &hi = scores[mt][2 * j + 1];
+            probabilities[mt].push_back({pack(lo[0], lo[1]),
+                                         pack(lo[2], lo[3]),
+                                         pack(hi[0], hi[1]),
+                                         pack(hi[2], hi[3])});
+          }
 
         // V has landed and every warp is done with K: fetch the next K.
         NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
@@ -368,49 +437,54 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
           copyTile(k, kvHead, tileEnd, keys, ks);
         }
 
-        // O += P V.
+        // O += P V; each V fragment feeds every row tile.
         for (int64_t j = 0; j < kKeys / 16; ++j)
           for (int64_t pair = 0; pair < headDim / 16; ++pair) {
             SmallVector<Value> valueRegs =
                 loadSwizzled(vs, add(rowsThenChunks, j * 16), 2 * pair,
                              xorRowsThenChunks, true);
-            for (int64_t half = 0; half < 2; ++half) {
-              int64_t at = 4 + (2 * pair + half) * 4;
-              SmallVector<Value> acc(next.begin() + at, next.begin() + at + 4);
-              acc = mma(probabilities[j],
-                        {valueRegs[2 * half], valueRegs[2 * half + 1]}, acc);
-              std::copy(acc.begin(), acc.end(), next.begin() + at);
-            }
+            for (int64_t mt = 0; mt < rowTiles; ++mt)
+              for (int64_t half = 0; half < 2; ++half) {
+                int64_t at = accAt(mt, 2 * pair + half);
+                SmallVector<Value> acc(next.begin() + at,
+                                       next.begin() + at + 4);
+                acc = mma(probabilities[mt][j],
+                          {valueRegs[2 * half], valueRegs[2 * half + 1]}, acc);
+                std::copy(acc.begin(), acc.end(), next.begin() + at);
+              }
           }
         scf::YieldOp::create(b, loc, next);
       });
 
   // O / l (0 for a row that saw no key), stored as pairs.
-  for (int64_t half = 0; half < 2; ++half) {
-    Value sum = quadReduce(loop.getResult(2 + half), /*sum=*/true);
-    Value positive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
-                                           sum, zero);
-    Value inverse = arith::SelectOp::create(
-        b, loc, positive, arith::DivFOp::create(b, loc, f32(1.0), sum), zero);
-    Value row = add(add(add(firstRow, mul(warp, 16)), quadRow), half * 8);
-    auto inRange = scf::IfOp::create(
-        b, loc, cmp(arith::CmpIPredicate::slt, row, queries));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(inRange.thenBlock());
-    for (int64_t d = 0; d < headDim / 8; ++d) {
-      SmallVector<Value> pair;
-      for (int64_t e = 2 * half; e < 2 * half + 2; ++e)
-        pair.push_back(arith::MulFOp::create(
-            b, loc, loop.getResult(4 + d * 4 + e), inverse));
-      Value narrow = arith::TruncFOp::create(
-          b, loc, VectorType::get({2}, element),
-          vector::FromElementsOp::create(
-              b, loc, VectorType::get({2}, b.getF32Type()), pair));
-      vector::StoreOp::create(b, loc, narrow, out,
-                              ValueRange{batch, head, row,
-                                         add(columnInTile, d * 8)});
+  for (int64_t mt = 0; mt < rowTiles; ++mt)
+    for (int64_t half = 0; half < 2; ++half) {
+      Value sum = quadReduce(loop.getResult(sumAt(mt, half)), /*sum=*/true);
+      Value positive = arith::CmpFOp::create(
+          b, loc, arith::CmpFPredicate::OGT, sum, zero);
+      Value inverse = arith::SelectOp::create(
+          b, loc, positive, arith::DivFOp::create(b, loc, f32(1.0), sum),
+          zero);
+      Value row =
+          add(add(add(firstRow, warpRow), quadRow), mt * 16 + half * 8);
+      auto inRange = scf::IfOp::create(
+          b, loc, cmp(arith::CmpIPredicate::slt, row, queries));
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(inRange.thenBlock());
+      for (int64_t d = 0; d < headDim / 8; ++d) {
+        SmallVector<Value> pair;
+        for (int64_t e = 2 * half; e < 2 * half + 2; ++e)
+          pair.push_back(arith::MulFOp::create(
+              b, loc, loop.getResult(accAt(mt, d) + e), inverse));
+        Value narrow = arith::TruncFOp::create(
+            b, loc, VectorType::get({2}, element),
+            vector::FromElementsOp::create(
+                b, loc, VectorType::get({2}, b.getF32Type()), pair));
+        vector::StoreOp::create(b, loc, narrow, out,
+                                ValueRange{batch, head, row,
+                                           add(columnInTile, d * 8)});
+      }
     }
-  }
 }
 
 /// A memref type for reading `type` in place: any offset and outer strides,
@@ -625,45 +699,68 @@ void writeIntoCopyTarget(BufferAttentionOp op) {
 /// queries its grid is empty, which the runtime skips (mgpuLaunchKernel):
 /// no host branch around it, which would make gpu-async-region wait for
 /// the stream before and after it.
-void launchKernel(IRRewriter &rewriter, BufferAttentionOp op) {
+void launchKernel(IRRewriter &rewriter, BufferAttentionOp op,
+                  int64_t warpRows) {
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   Value q = op.getQuery();
   MemRefType resultType = op.getResult().getType();
+  RowSplit split{warpRows, resultType.getDimSize(kHead)};
+  auto constant = [&](int64_t value) {
+    return arith::ConstantIndexOp::create(rewriter, loc, value);
+  };
   Value batches = memref::DimOp::create(rewriter, loc, q, kBatch);
   Value queries = memref::DimOp::create(rewriter, loc, q, kSeq);
-  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  Value tiles = arith::CeilDivUIOp::create(
-      rewriter, loc, queries,
-      arith::ConstantIndexOp::create(rewriter, loc, kRows));
-  Value heads = arith::ConstantIndexOp::create(
-      rewriter, loc, resultType.getDimSize(kHeads));
-  Value threads = arith::ConstantIndexOp::create(rewriter, loc, kThreads);
+  Value one = constant(1);
+  Value tiles =
+      arith::CeilDivUIOp::create(rewriter, loc, queries, constant(kRows));
+  Value heads = constant(resultType.getDimSize(kHeads));
+  // The tiles in dynamic shared memory: a block's static shared memory
+  // stops at 48 KiB, which K, V and Q tiles of head dim 128 pass.
+  Value sharedBytes = arith::ConstantIntOp::create(
+      rewriter, loc, rewriter.getI32Type(), split.sharedBytes());
   auto launch = gpu::LaunchOp::create(rewriter, loc, tiles, heads, batches,
-                                      threads, one, one);
-  auto sharedType = MemRefType::get(
-      {kKeys, resultType.getDimSize(kHead)}, resultType.getElementType(),
-      MemRefLayoutAttrInterface(),
-      gpu::AddressSpaceAttr::get(rewriter.getContext(),
-                                 gpu::AddressSpace::Workgroup));
-  Value ks = launch.addWorkgroupAttribution(sharedType, loc);
-  Value vs = launch.addWorkgroupAttribution(sharedType, loc);
+                                      constant(split.threads()), one, one,
+                                      sharedBytes);
   rewriter.setInsertionPointToStart(&launch.getBody().front());
   auto terminator = gpu::TerminatorOp::create(rewriter, loc);
   rewriter.setInsertionPoint(terminator);
-  KernelBuilder(rewriter, loc, op).build(launch, q, op.getKey(),
-                                         op.getValue(), op.getKvLengths(),
-                                         op.getResult(), ks, vs);
+  auto workgroup = gpu::AddressSpaceAttr::get(rewriter.getContext(),
+                                              gpu::AddressSpace::Workgroup);
+  Value shared = gpu::DynamicSharedMemoryOp::create(
+      rewriter, loc,
+      MemRefType::get({ShapedType::kDynamic}, rewriter.getI8Type(),
+                      MemRefLayoutAttrInterface(), workgroup));
+  auto tile = [&](int64_t rows, int64_t offset) -> Value {
+    auto type = MemRefType::get({rows, split.headDim},
+                                resultType.getElementType(),
+                                MemRefLayoutAttrInterface(), workgroup);
+    return memref::ViewOp::create(rewriter, loc, type, shared,
+                                  constant(offset), ValueRange{});
+  };
+  Value ks = tile(kKeys, 0), vs = tile(kKeys, split.tileBytes());
+  Value qs = split.queryShared() ? tile(kRows, 2 * split.tileBytes()) : Value();
+  KernelBuilder(rewriter, loc, op, split)
+      .build(launch, q, op.getKey(), op.getValue(), op.getKvLengths(),
+             op.getResult(), ks, vs, qs);
   rewriter.eraseOp(op);
 }
 
 struct TfmGPULowerBufferAttentionPass
     : tfm::impl::TfmGPULowerBufferAttentionPassBase<
           TfmGPULowerBufferAttentionPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     SmallVector<BufferAttentionOp> ops;
     getOperation().walk([&](BufferAttentionOp op) { ops.push_back(op); });
     IRRewriter rewriter(&getContext());
+    if (warpRows != 16 && warpRows != 32) {
+      getOperation().emitError("tfm-gpu-lower-buffer-attention: warp-rows "
+                               "must be 16 or 32, not ")
+          << int64_t(warpRows);
+      return signalPassFailure();
+    }
     for (BufferAttentionOp op : ops) {
       if (!kernelTakes(op.getQuery().getType(), op.getValue().getType())) {
         op.emitOpError("has no GPU kernel for these types: it takes bf16 or "
@@ -671,7 +768,7 @@ struct TfmGPULowerBufferAttentionPass
         return signalPassFailure();
       }
       writeIntoCopyTarget(op);
-      launchKernel(rewriter, op);
+      launchKernel(rewriter, op, warpRows);
     }
   }
 };

@@ -131,6 +131,9 @@ mlir::tfm::createCPUTarget(const TargetOptions &options) {
   if (!options.gpuMatmulTile.empty())
     return llvm::createStringError(
         "--gpu-matmul-tile is an option of --target=cuda");
+  if (options.gpuAttentionWarpRows)
+    return llvm::createStringError(
+        "--gpu-attention-warp-rows is an option of --target=cuda");
   auto machine = createHostTargetMachine(options.cpu, options.features,
                                          options.optLevel);
   if (!machine)

@@ -93,11 +93,13 @@ class CUDATarget final : public TargetBackend {
 public:
   CUDATarget(std::unique_ptr<llvm::TargetMachine> host, unsigned optLevel,
              StringRef chip, StringRef features, bool referenceAttention,
-             ArrayRef<int64_t> matmulTile)
+             ArrayRef<int64_t> matmulTile, int64_t attentionWarpRows)
       : host(std::move(host)), optLevel(optLevel) {
     pipeline.cudaToolkit = findCUDAToolkit();
     pipeline.flashAttention = !referenceAttention;
     pipeline.matmulTile = matmulTile;
+    if (attentionWarpRows)
+      pipeline.attentionWarpRows = attentionWarpRows;
     pipeline.chip = chip.str();
     pipeline.features = features.str();
     pipeline.optLevel = optLevel;
@@ -293,6 +295,11 @@ mlir::tfm::createCUDATarget(const TargetOptions &options) {
         "--" flag " applies to --target=cpu: the cuda target's attention "    \
         "kernels choose their own tiles");
 #include "tfm/Dialect/Tfm/Transforms/AttentionTilingOptions.def"
+  if (options.gpuAttentionWarpRows != 0 &&
+      options.gpuAttentionWarpRows != 16 && options.gpuAttentionWarpRows != 32)
+    return llvm::createStringError(
+        "--gpu-attention-warp-rows must be 16 or 32, not " +
+        std::to_string(options.gpuAttentionWarpRows));
   StringRef chip = options.gpuArch.empty() ? StringRef("sm_80")
                                            : StringRef(options.gpuArch);
   const auto *architecture =
@@ -313,5 +320,6 @@ mlir::tfm::createCUDATarget(const TargetOptions &options) {
     return host.takeError();
   return std::make_unique<CUDATarget>(
       std::move(*host), options.optLevel, chip, architecture->second,
-      options.attention.referenceAttention, options.gpuMatmulTile);
+      options.attention.referenceAttention, options.gpuMatmulTile,
+      options.gpuAttentionWarpRows);
 }

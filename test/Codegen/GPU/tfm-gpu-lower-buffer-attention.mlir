@@ -1,4 +1,6 @@
 // RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention))" --verify-diagnostics | FileCheck %s
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warp-rows=32}))" --verify-diagnostics | FileCheck %s --check-prefix=ROWS32
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warp-rows=48}))" 2>&1 | FileCheck %s --check-prefix=ROWS48
 
 // The kernel of a causal GQA attention with kv lengths, with no host branch
 // around it (an empty grid is the runtime's to skip); blocks of 256 threads over (query tiles of 128, heads,
@@ -14,7 +16,10 @@
 // CHECK: %[[S:.*]] = memref.dim %[[Q]], %c2
 // CHECK-NOT: scf.if
 // CHECK:   %[[TILES:.*]] = arith.ceildivui %[[S]], %c128
-// CHECK:   gpu.launch blocks(%[[BX:.*]], %[[BY:.*]], %[[BZ:.*]]) in (%[[GX:.*]] = %[[TILES]], %{{.*}} = %c8{{.*}}, %{{.*}} = %[[B]]) threads(%{{.*}}) in (%{{.*}} = %c256{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) workgroup(%[[KS:.*]] : memref<64x64xbf16, #gpu.address_space<workgroup>>, %[[VS:.*]] : memref<64x64xbf16, #gpu.address_space<workgroup>>)
+// CHECK:   gpu.launch blocks(%[[BX:.*]], %[[BY:.*]], %[[BZ:.*]]) in (%[[GX:.*]] = %[[TILES]], %{{.*}} = %c8{{.*}}, %{{.*}} = %[[B]]) threads(%{{.*}}) in (%{{.*}} = %c256{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) dynamic_shared_memory_size %c16384_i32
+// CHECK:     %[[SHARED:.*]] = gpu.dynamic_shared_memory
+// CHECK:     %[[KS:.*]] = memref.view %[[SHARED]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x64xbf16, #gpu.address_space<workgroup>>
+// CHECK:     %[[VS:.*]] = memref.view %[[SHARED]][%c8192][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x64xbf16, #gpu.address_space<workgroup>>
 // CHECK:     arith.subi %[[GX]], %[[BX]]
 // CHECK:     memref.load %[[L]][%[[BZ]]]
 // CHECK-COUNT-16: vector.load %[[Q]][%[[BZ]], %[[BY]], {{.*}}] : memref<?x8x?x64xbf16>, vector<2xbf16>
@@ -37,6 +42,36 @@
 // CHECK:       nvvm.mma.sync
 // CHECK:       scf.yield
 // CHECK:     vector.store {{.*}}, %[[O]][%[[BZ]], %[[BY]], {{.*}}] : memref<?x8x?x64xbf16>, vector<2xbf16>
+// 32 rows a warp: 4 warps, each holding two row tiles of Q in registers
+// (head dim 64); each ldmatrix of K and of V feeds both.
+// ROWS32-LABEL: func.func @kernel
+// ROWS32-SAME: (%[[Q:.*]]: memref<?x8x?x64xbf16>,
+// ROWS32: gpu.launch {{.*}} threads(%{{.*}}) in (%{{.*}} = %c128{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) dynamic_shared_memory_size %c16384_i32
+// ROWS32: %[[KS:.*]] = memref.view {{.*}} to memref<64x64xbf16, #gpu.address_space<workgroup>>
+// ROWS32: %[[VS:.*]] = memref.view {{.*}} to memref<64x64xbf16, #gpu.address_space<workgroup>>
+// ROWS32-COUNT-32: vector.load %[[Q]]
+// ROWS32-NOT: vector.load %[[Q]]
+// ROWS32: scf.for
+// ROWS32: nvgpu.ldmatrix %[[KS]]
+// ROWS32-NOT: nvgpu.ldmatrix
+// ROWS32: nvvm.mma.sync
+// ROWS32-NOT: nvgpu.ldmatrix
+// ROWS32: nvvm.mma.sync
+// ROWS32-NOT: nvgpu.ldmatrix
+// ROWS32: nvvm.mma.sync
+// ROWS32-NOT: nvgpu.ldmatrix
+// ROWS32: nvvm.mma.sync
+// ROWS32: nvgpu.ldmatrix %[[VS]]{{.*}}transpose = true
+// ROWS32-NOT: nvgpu.ldmatrix
+// ROWS32: nvvm.mma.sync
+// ROWS32-NOT: nvgpu.ldmatrix
+// ROWS32: nvvm.mma.sync
+// ROWS32-NOT: nvgpu.ldmatrix
+// ROWS32: nvvm.mma.sync
+// ROWS32-NOT: nvgpu.ldmatrix
+// ROWS32: nvvm.mma.sync
+// ROWS32-COUNT-4: scf.if
+// ROWS48: tfm-gpu-lower-buffer-attention: warp-rows must be 16 or 32, not 48
 func.func @kernel(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x?x64xbf16>,
     %v: memref<?x2x?x64xbf16>, %l: memref<?xi32>, %o: memref<?x8x?x64xbf16>) {
   tfm.buffer_attention %q, %k, %v kv_lengths(%l : memref<?xi32>) into %o {mask = #tfm.mask<causal>}
@@ -48,9 +83,24 @@ func.func @kernel(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x?x64xbf16>,
 // -----
 
 // f16 operands are typed as pairs of halves; D = 128: 8 groups of Q
-// registers.
+// registers. With 32 rows a warp, Q is brought into shared memory with the
+// first K tile and read from there by ldmatrix.
 // CHECK-LABEL: func.func @f16_d128
-// CHECK: workgroup(%{{.*}} : memref<64x128xf16, #gpu.address_space<workgroup>>
+// CHECK: dynamic_shared_memory_size %c32768_i32
+// CHECK: memref.view {{.*}} to memref<64x128xf16, #gpu.address_space<workgroup>>
+// ROWS32-LABEL: func.func @f16_d128
+// ROWS32-SAME: (%[[Q:[^:]*]]: memref<1x4x100x128xf16>
+// ROWS32: dynamic_shared_memory_size %c65536_i32
+// ROWS32: %[[KS:.*]] = memref.view {{.*}} to memref<64x128xf16, #gpu.address_space<workgroup>>
+// ROWS32: memref.view {{.*}}[%c16384][] {{.*}} to memref<64x128xf16, #gpu.address_space<workgroup>>
+// ROWS32: %[[QS:.*]] = memref.view {{.*}}[%c32768][] {{.*}} to memref<128x128xf16, #gpu.address_space<workgroup>>
+// ROWS32-NOT: vector.load %[[Q]]
+// ROWS32: scf.if
+// ROWS32: nvgpu.device_async_copy %[[Q]]{{.*}}, %[[QS]]
+// ROWS32: nvvm.cp.async.commit.group
+// ROWS32: nvgpu.device_async_copy %{{.*}}, %[[KS]]
+// ROWS32: scf.for
+// ROWS32: nvgpu.ldmatrix %[[QS]]
 // CHECK-COUNT-32: vector.load
 // CHECK: nvvm.mma.sync {{.*}} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 func.func @f16_d128(%q: memref<1x4x100x128xf16>, %k: memref<1x4x100x128xf16>,
