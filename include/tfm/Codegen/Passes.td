@@ -934,6 +934,13 @@ def TfmGPUMapToKernelsPass
       stores the absorbing value (false for `andi`, true for `ori`) when
       its predicate has it: the folds are idempotent, so order and races
       do not matter, and no thread reads the element;
+    - a host-level sequential loop whose iterations write disjoint rows
+      (its body only reads memory and runs parallel loops that store into
+      views of row `iv` of buffers defined outside it, which nothing in
+      the loop reads: a KV cache's update, one row of the batch at a
+      time) becomes, per parallel loop in it, a kernel with a thread per
+      (row, point), each point evaluating the loads and views it reads
+      for its row;
     - any other host-level sequential loop, or a store, runs in a
       one-thread kernel;
     - a host-level load (a check's verdict) is copied to a host buffer and

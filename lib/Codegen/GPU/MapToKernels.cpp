@@ -10,6 +10,8 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/SetVector.h"
 
 #include <cmath>
 
@@ -453,6 +455,143 @@ LogicalResult mapPredicateFold(RewriterBase &rewriter, PredicateFold f,
   return prepareKernelBody(rewriter, points.launch);
 }
 
+/// The memref that `value` is a view of (subviews, casts, reshapes), or
+/// itself.
+Value viewBase(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  return value;
+}
+
+/// `bound` (of a parallel loop in `loop`'s body) as a value defined outside
+/// `loop`: itself, or the constant it is (a static size of a view made in
+/// the body); null if neither.
+Value boundOutside(OpBuilder &b, scf::ForOp loop, Value bound) {
+  if (!loop.getRegion().isAncestor(bound.getParentRegion()))
+    return bound;
+  std::optional<int64_t> size = getConstantIntValue(bound);
+  if (auto dim = bound.getDefiningOp<memref::DimOp>()) {
+    std::optional<int64_t> d = dim.getConstantIndex();
+    auto type = cast<MemRefType>(dim.getSource().getType());
+    if (d && !type.isDynamicDim(*d))
+      size = type.getDimSize(*d);
+  }
+  return size ? arith::ConstantIndexOp::create(b, bound.getLoc(), *size)
+                    .getResult()
+              : Value();
+}
+
+/// Whether the iterations of host loop `loop` are independent: its body
+/// only reads memory (loads, views) and runs parallel loops that store
+/// into views of row `iv` of buffers defined outside it (size 1, offset iv
+/// in dim 0), none of which anything in the loop reads. A KV cache's
+/// update, one row of the batch at a time, is such a loop.
+bool writesDisjointRows(scf::ForOp loop) {
+  if (loop.getNumResults() != 0)
+    return false;
+  Value iv = loop.getInductionVar();
+  SmallVector<Value> written, read;
+  WalkResult result = loop.getBody()->walk([&](Operation *op) {
+    if (isa<scf::YieldOp, scf::ReduceOp>(op) || isMemoryEffectFree(op))
+      return WalkResult::advance();
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      read.push_back(viewBase(load.getMemRef()));
+      return WalkResult::advance();
+    }
+    auto store = dyn_cast<memref::StoreOp>(op);
+    auto parallel = store ? store->getParentOfType<scf::ParallelOp>()
+                          : dyn_cast<scf::ParallelOp>(op);
+    if (parallel && !store) {
+      auto fixed = [&](Value bound) {
+        return !loop.getRegion().isAncestor(bound.getParentRegion()) ||
+               getConstantIntValue(bound) ||
+               (bound.getDefiningOp<memref::DimOp>() &&
+                bound.getDefiningOp<memref::DimOp>().getConstantIndex());
+      };
+      return parallel.getNumReductions() == 0 &&
+                     parallel->getParentOp() == loop &&
+                     llvm::all_of(parallel.getLowerBound(), fixed) &&
+                     llvm::all_of(parallel.getUpperBound(), fixed) &&
+                     llvm::all_of(parallel.getStep(), fixed)
+                 ? WalkResult::advance()
+                 : WalkResult::interrupt();
+    }
+    auto row = store ? store.getMemRef().getDefiningOp<memref::SubViewOp>()
+                     : nullptr;
+    if (!row || !parallel || row->getParentOp() != loop ||
+        loop.getRegion().isAncestor(
+            viewBase(row.getSource()).getParentRegion()) ||
+        row.getStaticSizes().front() != 1 ||
+        getAsOpFoldResult(iv) != row.getMixedOffsets().front())
+      return WalkResult::interrupt();
+    written.push_back(viewBase(row.getSource()));
+    return WalkResult::advance();
+  });
+  return !result.wasInterrupted() && !written.empty() &&
+         llvm::none_of(read, [&](Value base) {
+           return llvm::is_contained(written, base);
+         });
+}
+
+/// A loop that writesDisjointRows as parallel loops, one per parallel loop
+/// in its body, over (its rows) x (that loop's points), each point running
+/// the body's ops that loop reads (loads, views) for its row, then
+/// mapped with a thread per point: no kernel of one thread walking the
+/// rows and elements in turn.
+LogicalResult mapRowLoop(RewriterBase &rewriter, scf::ForOp loop,
+                         int64_t blockSize) {
+  SmallVector<scf::ParallelOp> mapped;
+  rewriter.setInsertionPoint(loop);
+  Block *body = loop.getBody();
+  for (Operation &op : body->without_terminator()) {
+    auto inner = dyn_cast<scf::ParallelOp>(op);
+    if (!inner)
+      continue;
+    SmallVector<Value> lower = {loop.getLowerBound()},
+                       upper = {loop.getUpperBound()},
+                       step = {loop.getStep()};
+    for (auto [bounds, innerBounds] :
+         llvm::zip(SmallVector<SmallVector<Value> *>{&lower, &upper, &step},
+                   SmallVector<OperandRange>{inner.getLowerBound(),
+                                             inner.getUpperBound(),
+                                             inner.getStep()}))
+      for (Value bound : innerBounds) {
+        Value outside = boundOutside(rewriter, loop, bound);
+        if (!outside)
+          return inner.emitOpError("has bounds that vary with the rows");
+        bounds->push_back(outside);
+      }
+    mapped.push_back(scf::ParallelOp::create(
+        rewriter, loop.getLoc(), lower, upper, step,
+        [&](OpBuilder &b, Location, ValueRange ivs) {
+          IRMapping mapping;
+          mapping.map(loop.getInductionVar(), ivs.front());
+          mapping.map(inner.getInductionVars(), ivs.drop_front());
+          // The ops of the body that the inner loop's body reads.
+          llvm::SetVector<Operation *> needed;
+          SmallVector<Value> worklist;
+          inner.getBody()->walk([&](Operation *op) {
+            llvm::append_range(worklist, op->getOperands());
+          });
+          while (!worklist.empty()) {
+            Operation *def = worklist.pop_back_val().getDefiningOp();
+            if (def && def->getBlock() == body && needed.insert(def))
+              llvm::append_range(worklist, def->getOperands());
+          }
+          for (Operation &before : body->without_terminator())
+            if (needed.contains(&before))
+              b.clone(before, mapping);
+          for (Operation &innerOp : inner.getBody()->without_terminator())
+            b.clone(innerOp, mapping);
+        }));
+  }
+  rewriter.eraseOp(loop);
+  for (scf::ParallelOp parallel : mapped)
+    if (failed(mapParallelLoop(rewriter, parallel, blockSize)))
+      return failure();
+  return success();
+}
+
 /// Runs `op` (a sequential loop or a store) in a kernel of one thread.
 LogicalResult runInOneThread(RewriterBase &rewriter, Operation *op) {
   Location loc = op->getLoc();
@@ -532,6 +671,9 @@ struct TfmGPUMapToKernelsPass
                                  ? matchPredicateFold(cast<scf::ForOp>(op))
                                  : std::nullopt) {
         result = mapPredicateFold(rewriter, *fold, blockSize);
+      } else if (isa<scf::ForOp>(op) &&
+                 writesDisjointRows(cast<scf::ForOp>(op))) {
+        result = mapRowLoop(rewriter, cast<scf::ForOp>(op), blockSize);
       } else if (isa<scf::ForOp, scf::WhileOp, memref::StoreOp>(op)) {
         result = runInOneThread(rewriter, op);
       } else if (auto load = dyn_cast<memref::LoadOp>(op)) {

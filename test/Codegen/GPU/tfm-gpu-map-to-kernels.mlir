@@ -233,3 +233,66 @@ func.func @prefix_not_reduction(%x: memref<?x100xf32>) {
   }
   return
 }
+
+// A KV cache's update, one row of the batch at a time (row r of each cache
+// at position lengths[r]): the iterations write disjoint rows, so each copy
+// becomes one kernel with a thread per (row, element), each reading its
+// row's position, not a kernel of one thread walking rows and elements.
+// CHECK-LABEL: func.func @cache_rows
+// CHECK-SAME: (%[[LENGTHS:[^:]*]]: memref<?xi32>, %[[K:[^:]*]]: memref<?x4x1x64xbf16>, %[[KC:[^:]*]]: memref<?x4x?x64xbf16>, %[[V:[^:]*]]: memref<?x4x1x64xbf16>, %[[VC:[^:]*]]: memref<?x4x?x64xbf16>)
+// CHECK-NOT: scf.for
+// CHECK: gpu.launch
+// CHECK:   memref.load %[[LENGTHS]][%[[ROW:.*]]]
+// CHECK:   memref.subview %[[KC]][%[[ROW]], 0, %{{.*}}, 0] [1, 4, 1, 64]
+// CHECK-NOT: scf.for
+// CHECK:   memref.store
+// CHECK: gpu.launch
+// CHECK:   memref.load %[[LENGTHS]]
+// CHECK-NOT: %[[KC]]
+// CHECK:   memref.subview %[[VC]]
+// CHECK-NOT: scf.for
+// CHECK:   memref.store
+// CHECK: return
+func.func @cache_rows(%lengths: memref<?xi32>, %k: memref<?x4x1x64xbf16>, %kc: memref<?x4x?x64xbf16>,
+                      %v: memref<?x4x1x64xbf16>, %vc: memref<?x4x?x64xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %rows = memref.dim %k, %c0 : memref<?x4x1x64xbf16>
+  scf.for %r = %c0 to %rows step %c1 {
+    %length = memref.load %lengths[%r] : memref<?xi32>
+    %at = arith.index_cast %length : i32 to index
+    %ks = memref.subview %k[%r, 0, 0, 0] [1, 4, 1, 64] [1, 1, 1, 1] : memref<?x4x1x64xbf16> to memref<1x4x1x64xbf16, strided<[256, 64, 64, 1], offset: ?>>
+    %kd = memref.subview %kc[%r, 0, %at, 0] [1, 4, 1, 64] [1, 1, 1, 1] : memref<?x4x?x64xbf16> to memref<1x4x1x64xbf16, strided<[?, ?, 64, 1], offset: ?>>
+    memref.copy %ks, %kd : memref<1x4x1x64xbf16, strided<[256, 64, 64, 1], offset: ?>> to memref<1x4x1x64xbf16, strided<[?, ?, 64, 1], offset: ?>>
+    %vs = memref.subview %v[%r, 0, 0, 0] [1, 4, 1, 64] [1, 1, 1, 1] : memref<?x4x1x64xbf16> to memref<1x4x1x64xbf16, strided<[256, 64, 64, 1], offset: ?>>
+    %vd = memref.subview %vc[%r, 0, %at, 0] [1, 4, 1, 64] [1, 1, 1, 1] : memref<?x4x?x64xbf16> to memref<1x4x1x64xbf16, strided<[?, ?, 64, 1], offset: ?>>
+    memref.copy %vs, %vd : memref<1x4x1x64xbf16, strided<[256, 64, 64, 1], offset: ?>> to memref<1x4x1x64xbf16, strided<[?, ?, 64, 1], offset: ?>>
+  }
+  return
+}
+
+// Rows that may overlap stay in one thread, in order: a loop writing row
+// r + 1 (not its own), and one reading a buffer it writes.
+// CHECK-LABEL: func.func @overlapping_rows
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}})
+// CHECK:   scf.for
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}})
+// CHECK:   scf.for
+func.func @overlapping_rows(%k: memref<?x64xbf16>, %kc: memref<?x64xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %rows = memref.dim %k, %c0 : memref<?x64xbf16>
+  %last = arith.subi %rows, %c1 : index
+  scf.for %r = %c0 to %last step %c1 {
+    %next = arith.addi %r, %c1 : index
+    %ks = memref.subview %k[%r, 0] [1, 64] [1, 1] : memref<?x64xbf16> to memref<1x64xbf16, strided<[64, 1], offset: ?>>
+    %kd = memref.subview %kc[%next, 0] [1, 64] [1, 1] : memref<?x64xbf16> to memref<1x64xbf16, strided<[64, 1], offset: ?>>
+    memref.copy %ks, %kd : memref<1x64xbf16, strided<[64, 1], offset: ?>> to memref<1x64xbf16, strided<[64, 1], offset: ?>>
+  }
+  scf.for %r = %c0 to %last step %c1 {
+    %ks = memref.subview %kc[%r, 0] [1, 64] [1, 1] : memref<?x64xbf16> to memref<1x64xbf16, strided<[64, 1], offset: ?>>
+    %kd = memref.subview %kc[%r, 0] [1, 64] [1, 1] : memref<?x64xbf16> to memref<1x64xbf16, strided<[64, 1], offset: ?>>
+    memref.copy %ks, %kd : memref<1x64xbf16, strided<[64, 1], offset: ?>> to memref<1x64xbf16, strided<[64, 1], offset: ?>>
+  }
+  return
+}
