@@ -853,7 +853,7 @@ def TfmGPUTensorCoreMatmulPass
     otherwise they start from C's values (a broadcast bias). When C is
     read only by an elementwise op (identity maps, directly or through an
     `expand_shape` to `[B, S, N]`) whose other operands and result have
-    C's shape and row-contiguous (or, through the view, identity) layouts,
+    C's shape and identity layouts,
     and nothing between the two writes memory, the kernel runs where that
     op was and computes it as it stores, from its sums and the other
     operands' values at the same index (`tfm-gpu-fuse-projection-epilogues`

@@ -157,13 +157,6 @@ bool isRowContiguous(MemRefType type) {
          !strides.empty() && strides.back() == 1;
 }
 
-/// Whether the buffers of an epilogue over a [B, S, N] view of C (`viewed`)
-/// can be seen as [M, N] (identity layouts), or those of one over C's [M, N]
-/// have contiguous rows.
-bool hasEpilogueLayout(MemRefType type, bool viewed) {
-  return viewed ? type.getLayout().isIdentity() : isRowContiguous(type);
-}
-
 /// The elementwise op that computes projection `p`'s result from its f32
 /// sums, when nothing else reads them, and their view.
 void matchEpilogue(Projection &p) {
@@ -194,15 +187,15 @@ void matchEpilogue(Projection &p) {
       epilogue->getBlock() != p.contraction->getBlock() ||
       !p.contraction->isBeforeInBlock(epilogue))
     return;
-  // C read once; every other operand laid out so that the kernel reads and
-  // writes it at C's [row, column].
+  // C read once; every other operand dense (identity layout), so that the
+  // kernel reads and writes it two aligned values at a time at C's
+  // [row, column], through an [M, N] view where C is seen as [B, S, N].
   Value sums = view ? view.getResult() : p.c;
   if (llvm::count(epilogue.getDpsInputs(), sums) != 1)
     return;
   for (OpOperand &operand : epilogue->getOpOperands())
     if (operand.get() != sums &&
-        !hasEpilogueLayout(cast<MemRefType>(operand.get().getType()),
-                           bool(view)))
+        !cast<MemRefType>(operand.get().getType()).getLayout().isIdentity())
       return;
   // An elementwise function of the operands' values at the same index.
   Block &body = epilogue.getRegion().front();
