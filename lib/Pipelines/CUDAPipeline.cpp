@@ -43,7 +43,7 @@ void mlir::tfm::buildTfmCUDABufferizationStage(
   addEntryPointPasses(pm, options.exposeEntryPoints);
   // After the ABI's checks, which read the untouched ops.
   if (options.tensorCoreMatmul)
-    pm.addNestedPass<func::FuncOp>(createTfmGPUFuseProjectionEpiloguesPass());
+    pm.addNestedPass<func::FuncOp>(createTfmGPUFuseElementwisePass());
   addBufferizePasses(pm);
   bufferization::buildBufferDeallocationPipeline(pm);
 }

@@ -805,10 +805,11 @@ def TfmGPULowerBufferAttentionPass
                            "::mlir::vector::VectorDialect"];
 }
 
-def TfmGPUFuseProjectionEpiloguesPass
-    : Pass<"tfm-gpu-fuse-projection-epilogues", "::mlir::func::FuncOp"> {
-  let summary = "merge the elementwise ops that read a projection into one "
-                "epilogue, and give each projection a zero fill of its own";
+def TfmGPUFuseElementwisePass
+    : Pass<"tfm-gpu-fuse-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "shape elementwise ops for the GPU's kernels: projection "
+                "epilogues, per-row finishing steps, a zero fill per "
+                "projection";
   let description = [{
     Runs on tensors, before bufferization. An elementwise op (identity
     maps, every loop parallel) that reads a projection's f32 sums, or their
@@ -825,8 +826,14 @@ def TfmGPUFuseProjectionEpiloguesPass
       them as it reads.
 
     `tfm-gpu-tensor-core-matmul` computes that op in the kernel's store, so
-    the f32 sums are never stored. Ops over broadcasts (a norm's per-row
-    scale) are left apart: fused, they would be computed once per element.
+    the f32 sums are never stored.
+
+    A per-row finishing step (an elementwise op over fewer dims whose
+    result only one op reads, with a small f32 body: a norm's
+    `1/sqrt(mean(x²) + eps)`) is fused into the op that broadcasts it along
+    the row (the norm's scaling): a few instructions per element rather
+    than a kernel and a trip through memory. Other ops over broadcasts are
+    left apart (a RoPE table's f64 sines, computed once per position).
 
     A projection whose zero fill other ops also read (`convert-tfm-to-linalg`
     and CSE leave one fill for k and v, and for gate and up) gets a fill and
@@ -856,7 +863,7 @@ def TfmGPUTensorCoreMatmulPass
     C's shape and identity layouts,
     and nothing between the two writes memory, the kernel runs where that
     op was and computes it as it stores, from its sums and the other
-    operands' values at the same index (`tfm-gpu-fuse-projection-epilogues`
+    operands' values at the same index (`tfm-gpu-fuse-elementwise`
     makes these: the rounding to bf16/f16, the residual added, act(gate) ·
     up); C's buffer then goes. Otherwise C gets the f32 sums:
 
@@ -927,7 +934,10 @@ def TfmGPUMapToKernelsPass
       softmax's max): then each point gets a warp, whose lanes fold every
       32nd step from the neutral element (reading consecutive elements),
       combine their folds by xor shuffles, and lane 0 folds the result into
-      the element (the sum is reassociated, as GPU libraries do);
+      the element (the sum is reassociated, as GPU libraries do); when the
+      host loop right before it fills every such element with the fold's
+      neutral element (a norm's zeroed sums), that loop goes and lane 0
+      stores the fold without reading the element;
     - a host-level nest of sequential loops that folds a predicate of
       every point into one i1 element with `andi` or `ori` (an input
       check: every token id in range) gets a thread per point, which

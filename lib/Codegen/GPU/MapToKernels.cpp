@@ -8,6 +8,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -154,6 +155,9 @@ struct RowReduction {
   memref::StoreOp store; // M[idx] = combined
   Operation *combine;    // combined = combine(M[idx], partial)
   Value partial;         // x(k)
+  /// M holds combine's neutral element at every point (a fill the
+  /// reduction absorbed): the warp stores its fold without reading M.
+  bool fromNeutral = false;
 };
 
 /// The element that `combine` (an associative f32 fold) starts from.
@@ -236,6 +240,57 @@ std::optional<RowReduction> matchRowReduction(scf::ParallelOp loop) {
   return r;
 }
 
+/// Whether `a` and `b` are the same index: one value or equal constants.
+bool sameIndex(Value a, Value b) {
+  return a == b || (getConstantIntValue(a) &&
+                    getConstantIntValue(a) == getConstantIntValue(b));
+}
+
+/// The host loop right before reduction `loop` (only ops without memory
+/// effects between) that fills every element the reduction folds into with
+/// the reduction's neutral element (`M[ivs] = 0` for a sum, over the same
+/// iteration space), if any: the reduction can start from the neutral
+/// element instead, and the fill go (a norm's zeroed sums of squares).
+scf::ParallelOp neutralFill(scf::ParallelOp loop, RowReduction r) {
+  Operation *previous = loop->getPrevNode();
+  while (previous && isMemoryEffectFree(previous) &&
+         previous->getNumRegions() == 0)
+    previous = previous->getPrevNode();
+  auto fill = dyn_cast_or_null<scf::ParallelOp>(previous);
+  if (!fill || fill.getNumLoops() != loop.getNumLoops() ||
+      fill.getNumReductions() != 0)
+    return nullptr;
+  for (auto [a, b] : llvm::zip(fill.getLowerBound(), loop.getLowerBound()))
+    if (!sameIndex(a, b))
+      return nullptr;
+  for (auto [a, b] : llvm::zip(fill.getUpperBound(), loop.getUpperBound()))
+    if (!sameIndex(a, b))
+      return nullptr;
+  for (auto [a, b] : llvm::zip(fill.getStep(), loop.getStep()))
+    if (!sameIndex(a, b))
+      return nullptr;
+  Block *body = fill.getBody();
+  auto store = dyn_cast<memref::StoreOp>(body->front());
+  FloatAttr value;
+  if (body->getOperations().size() != 2 || !store ||
+      store.getMemRef() != r.store.getMemRef() ||
+      !matchPattern(store.getValueToStore(), m_Constant(&value)) ||
+      value.getValueAsDouble() != *neutralElement(r.combine))
+    return nullptr;
+  // The same element at every point: the fill's indices, its induction
+  // variables read as the reduction's.
+  SmallVector<Value> fillIvs = fill.getInductionVars(),
+                     loopIvs = loop.getInductionVars();
+  for (auto [filled, folded] :
+       llvm::zip_equal(store.getIndices(), r.store.getIndices())) {
+    auto iv = llvm::find(fillIvs, filled);
+    if (iv != fillIvs.end() ? folded != loopIvs[iv - fillIvs.begin()]
+                            : !sameIndex(filled, folded))
+      return nullptr;
+  }
+  return fill;
+}
+
 /// `r` for one point, by the 32 lanes of a warp: each folds every 32nd
 /// step of the sequential loop from the neutral element, the warp combines
 /// the lanes' folds (xor shuffles), and lane 0 folds the result into M.
@@ -280,8 +335,9 @@ void foldInWarp(RewriterBase &rewriter, Location loc, RowReduction r,
   auto write = scf::IfOp::create(rewriter, loc, first);
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(write.thenBlock()->getTerminator());
-  Value old = rewriter.clone(*r.load, mapping)->getResult(0);
-  mapping.map(r.store.getValueToStore(), combine(old, folded));
+  if (!r.fromNeutral)
+    folded = combine(rewriter.clone(*r.load, mapping)->getResult(0), folded);
+  mapping.map(r.store.getValueToStore(), folded);
   rewriter.clone(*r.store, mapping);
 }
 
@@ -349,14 +405,17 @@ PointLaunch launchPerPoint(RewriterBase &rewriter, Location loc,
 }
 
 /// One thread per point of `loop`'s iteration space; a point that folds a
-/// row (RowReduction) gets a warp.
+/// row (RowReduction) gets a warp, which starts from the neutral element
+/// if `fromNeutral` (the fill before it absorbed).
 LogicalResult mapParallelLoop(RewriterBase &rewriter, scf::ParallelOp loop,
-                              int64_t blockSize) {
+                              int64_t blockSize, bool fromNeutral = false) {
   if (loop.getNumReductions() != 0)
     return loop.emitOpError("with reductions has no GPU mapping yet");
   std::optional<RowReduction> reduction;
   if (blockSize % 32 == 0)
     reduction = matchRowReduction(loop);
+  if (reduction)
+    reduction->fromNeutral = fromNeutral;
   rewriter.setInsertionPoint(loop);
   PointLaunch points = launchPerPoint(
       rewriter, loop.getLoc(), loop.getLowerBound(), loop.getUpperBound(),
@@ -661,12 +720,28 @@ struct TfmGPUMapToKernelsPass
 
     SmallVector<Operation *> hostOps;
     collectHostOps(func.getBody().front(), hostOps);
+    // Row reductions that absorb the fill before them, which goes.
+    DenseSet<Operation *> fromNeutral;
+    for (Operation *op : hostOps) {
+      auto loop = dyn_cast<scf::ParallelOp>(op);
+      std::optional<RowReduction> reduction;
+      if (loop && blockSize % 32 == 0)
+        reduction = matchRowReduction(loop);
+      if (scf::ParallelOp fill =
+              reduction ? neutralFill(loop, *reduction) : nullptr) {
+        rewriter.eraseOp(fill);
+        fromNeutral.insert(loop);
+      }
+    }
+    hostOps.clear();
+    collectHostOps(func.getBody().front(), hostOps);
     for (Operation *op : hostOps) {
       LogicalResult result = success();
       if (isa<gpu::LaunchOp>(op)) {
         continue; // a dedicated kernel (tfm-gpu-lower-buffer-attention, tfm-gpu-tensor-core-matmul)
       } else if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
-        result = mapParallelLoop(rewriter, loop, blockSize);
+        result = mapParallelLoop(rewriter, loop, blockSize,
+                                 fromNeutral.contains(loop));
       } else if (auto fold = isa<scf::ForOp>(op)
                                  ? matchPredicateFold(cast<scf::ForOp>(op))
                                  : std::nullopt) {

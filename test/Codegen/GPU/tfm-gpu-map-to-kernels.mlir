@@ -212,6 +212,57 @@ func.func @row_sums(%x: memref<?x100xf32>, %sums: memref<?xf32>) {
   return
 }
 
+// A row reduction right after a loop that fills its output with the
+// fold's neutral element (a norm's zeroed sums of squares, 1 x n here, as
+// canonicalization leaves a unit dim): the fill goes, and lane 0 stores the
+// warp's fold without reading the output. A fill of another value stays.
+// CHECK-LABEL: func.func @filled_row_sums
+// CHECK-SAME: (%[[X:[^:]*]]: memref<?x100xf32>, %[[SUMS:[^:]*]]: memref<1x?xf32>, %[[MAXES:[^:]*]]: memref<?xf32>)
+// CHECK: gpu.launch
+// CHECK:   gpu.shuffle  xor
+// CHECK:   scf.if
+// CHECK-NOT: memref.load
+// CHECK:     memref.store %{{.*}}, %[[SUMS]][%c0{{.*}}, %{{.*}}]
+// CHECK: gpu.launch
+// CHECK:   memref.store %{{.*}}, %[[MAXES]]
+// CHECK: gpu.launch
+// CHECK:   gpu.shuffle  xor
+// CHECK:   scf.if
+// CHECK:     memref.load %[[MAXES]]
+// CHECK:     arith.maximumf
+// CHECK:     memref.store %{{.*}}, %[[MAXES]]
+func.func @filled_row_sums(%x: memref<?x100xf32>, %sums: memref<1x?xf32>, %maxes: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c100 = arith.constant 100 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %x, %c0 : memref<?x100xf32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    memref.store %zero, %sums[%c0, %i] : memref<1x?xf32>
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.for %k = %c0 to %c100 step %c1 {
+      %v = memref.load %x[%i, %k] : memref<?x100xf32>
+      %s = memref.load %sums[%c0, %i] : memref<1x?xf32>
+      %sq = arith.mulf %v, %v : f32
+      %t = arith.addf %s, %sq : f32
+      memref.store %t, %sums[%c0, %i] : memref<1x?xf32>
+    }
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    memref.store %zero, %maxes[%i] : memref<?xf32>
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.for %k = %c0 to %c100 step %c1 {
+      %v = memref.load %x[%i, %k] : memref<?x100xf32>
+      %m = memref.load %maxes[%i] : memref<?xf32>
+      %t = arith.maximumf %m, %v : f32
+      memref.store %t, %maxes[%i] : memref<?xf32>
+    }
+  }
+  return
+}
+
 // A fold whose element moves with the sequential loop is no row
 // reduction: one thread per point.
 // CHECK-LABEL: func.func @prefix_not_reduction

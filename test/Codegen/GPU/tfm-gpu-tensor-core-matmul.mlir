@@ -167,7 +167,7 @@ func.func @accumulates(%x: memref<?x64xf16>, %w: memref<64x64xf16>, %c: memref<?
 // -----
 
 // f32 rows against bf16 weights are not taken: the CUDA pipeline rounds
-// them first (tfm-gpu-fuse-projection-epilogues).
+// them first (tfm-gpu-fuse-elementwise).
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (n, k)>
 #c = affine_map<(m, n, k) -> (m, n)>

@@ -1,4 +1,4 @@
-// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-fuse-projection-epilogues))" | FileCheck %s
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-fuse-elementwise))" | FileCheck %s
 
 // One zero fill for k and v (as CSE leaves it): each projection gets an
 // empty tensor and a fill of its own right before it.
@@ -167,18 +167,20 @@ func.func @gated(%x: tensor<?x64xbf16>, %wg: tensor<128x64xbf16>, %wu: tensor<12
 
 // -----
 
-// Left apart: a norm's per-row scale broadcast over the row (fused, it
-// would be computed once per element), and ops that read no projection.
+// A norm's per-row finishing step, 1/sqrt(mean + eps), is computed in the
+// op that scales the row by it; an op that reads no projection and has as
+// many dims as its reader stays apart (the rounding after the scaling).
 #row = affine_map<(d0, d1) -> (d0)>
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #id1 = affine_map<(d0) -> (d0)>
-// CHECK-LABEL: func.func @apart
-// CHECK: math.rsqrt
-// CHECK: linalg.generic
-// CHECK: arith.mulf
-// CHECK: linalg.generic
-// CHECK: arith.truncf
-func.func @apart(%x: tensor<8x64xf32>, %ms: tensor<8xf32>) -> tensor<8x64xbf16> {
+// CHECK-LABEL: func.func @row_scale
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<8x64xf32>, %[[MS:[^:]*]]: tensor<8xf32>)
+// CHECK: %[[N:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[MS]] : tensor<8x64xf32>, tensor<8xf32>)
+// CHECK:   math.rsqrt
+// CHECK:   arith.mulf
+// CHECK: linalg.generic {{.*}} ins(%[[N]] : tensor<8x64xf32>)
+// CHECK:   arith.truncf
+func.func @row_scale(%x: tensor<8x64xf32>, %ms: tensor<8xf32>) -> tensor<8x64xbf16> {
   %e = tensor.empty() : tensor<8xf32>
   %r = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
       ins(%ms : tensor<8xf32>) outs(%e : tensor<8xf32>) {
@@ -201,4 +203,59 @@ func.func @apart(%x: tensor<8x64xf32>, %ms: tensor<8xf32>) -> tensor<8x64xbf16> 
     linalg.yield %0 : bf16
   } -> tensor<8x64xbf16>
   return %b : tensor<8x64xbf16>
+}
+
+// -----
+
+// Left apart: a per-row table computed in f64 (RoPE's sines), and one that
+// two ops read.
+#row = affine_map<(d0, d1) -> (d0)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#id1 = affine_map<(d0) -> (d0)>
+// CHECK-LABEL: func.func @apart
+// CHECK: linalg.generic
+// CHECK:   math.sin {{.*}} : f64
+// CHECK: linalg.generic
+// CHECK:   arith.mulf
+// CHECK: linalg.generic
+// CHECK:   math.rsqrt
+// CHECK: linalg.generic
+// CHECK:   arith.mulf
+// CHECK: linalg.generic
+// CHECK:   arith.addf
+func.func @apart(%x: tensor<8x64xf32>, %p: tensor<8xf64>, %ms: tensor<8xf32>) -> (tensor<8x64xf32>, tensor<8x64xf32>, tensor<8x64xf32>) {
+  %e = tensor.empty() : tensor<8xf32>
+  %t = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
+      ins(%p : tensor<8xf64>) outs(%e : tensor<8xf32>) {
+  ^bb0(%in: f64, %o: f32):
+    %0 = math.sin %in : f64
+    %1 = arith.truncf %0 : f64 to f32
+    linalg.yield %1 : f32
+  } -> tensor<8xf32>
+  %e1 = tensor.empty() : tensor<8x64xf32>
+  %rotated = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %t : tensor<8x64xf32>, tensor<8xf32>) outs(%e1 : tensor<8x64xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %o: f32):
+    %0 = arith.mulf %in, %in_0 : f32
+    linalg.yield %0 : f32
+  } -> tensor<8x64xf32>
+  %r = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
+      ins(%ms : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %0 = math.rsqrt %in : f32
+    linalg.yield %0 : f32
+  } -> tensor<8xf32>
+  %scaled = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %r : tensor<8x64xf32>, tensor<8xf32>) outs(%e1 : tensor<8x64xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %o: f32):
+    %0 = arith.mulf %in, %in_0 : f32
+    linalg.yield %0 : f32
+  } -> tensor<8x64xf32>
+  %shifted = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %r : tensor<8x64xf32>, tensor<8xf32>) outs(%e1 : tensor<8x64xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %o: f32):
+    %0 = arith.addf %in, %in_0 : f32
+    linalg.yield %0 : f32
+  } -> tensor<8x64xf32>
+  return %rotated, %scaled, %shifted : tensor<8x64xf32>, tensor<8x64xf32>, tensor<8x64xf32>
 }

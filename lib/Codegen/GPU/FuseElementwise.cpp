@@ -1,11 +1,14 @@
-//===- FuseProjectionEpilogues.cpp - one epilogue op per projection -------===//
+//===- FuseElementwise.cpp - elementwise ops shaped for GPU kernels -------===//
 //
-// tfm-gpu-fuse-projection-epilogues, on tensors: the elementwise ops that
-// read a projection's f32 sums (its rounding to bf16/f16, the residual
-// added to the rounded result, act(gate) · up and its rounding for the next
+// tfm-gpu-fuse-elementwise, on tensors: the elementwise ops that read a
+// projection's f32 sums (its rounding to bf16/f16, the residual added to
+// the rounded result, act(gate) · up and its rounding for the next
 // projection) become one op, which tfm-gpu-tensor-core-matmul computes in
-// the kernel's store; and each projection starts from a zero fill of its
-// own, which the kernel turns into zeroed accumulators.
+// the kernel's store; a per-row finishing step (a norm's
+// 1/sqrt(mean + eps)) is computed in the op that applies it to the row;
+// and each op that starts from a fill gets its own, which a projection's
+// kernel turns into zeroed accumulators and a row reduction's into its
+// starting value.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,7 +23,7 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::tfm {
-#define GEN_PASS_DEF_TFMGPUFUSEPROJECTIONEPILOGUESPASS
+#define GEN_PASS_DEF_TFMGPUFUSEELEMENTWISEPASS
 #include "tfm/Codegen/Passes.h.inc"
 } // namespace mlir::tfm
 
@@ -58,20 +61,45 @@ bool extendsEpilogue(OpOperand *operand) {
          readsProjection(producer);
 }
 
-/// Gives every projection that starts from a zero fill shared with another
-/// op a fill (and an empty tensor) of its own, right before it: a shared
-/// fill is bufferized as a fill and a copy per reader, where a fill right
-/// before a projection is the kernel's zeroed accumulators.
+/// Whether the elementwise op producing `operand` is a per-row finishing
+/// step that only the op reading `operand` reads, over fewer dims than that
+/// op (a norm's 1/sqrt(mean + eps) of each row, which its scaling
+/// broadcasts along the row): a few instructions per element there, rather
+/// than a kernel of its own and a round trip through memory (a control
+/// function of upstream's elementwise fusion). Only small f32 bodies: a
+/// RoPE table's f64 sines stay computed once per position.
+bool finishesRows(OpOperand *operand) {
+  auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
+  auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
+  if (!consumer || !producer || !operand->get().hasOneUse() ||
+      consumer.getNumParallelLoops() != consumer.getNumLoops() ||
+      !isElementwise(producer) ||
+      producer.getNumLoops() >= consumer.getNumLoops())
+    return false;
+  Block &body = producer.getRegion().front();
+  auto isF64 = [](Value value) { return value.getType().isF64(); };
+  return body.getOperations().size() <= 5 &&
+         llvm::none_of(body.without_terminator(), [&](Operation &op) {
+           return llvm::any_of(op.getOperands(), isF64) ||
+                  llvm::any_of(op.getResults(), isF64);
+         });
+}
+
+/// Gives every op that starts from a fill shared with another op (of a
+/// tensor.empty) a fill and an empty tensor of its own, right before it:
+/// bufferized, a shared fill is a fill and a copy per reader, where a fill
+/// right before a projection becomes the kernel's zeroed accumulators, and
+/// one right before a row reduction its starting value
+/// (tfm-gpu-map-to-kernels).
 void unshareFills(func::FuncOp function) {
   SmallVector<OpOperand *> shared;
   function.walk([&](linalg::GenericOp op) {
-    if (!isProjection(op))
-      return;
-    OpOperand &init = op.getDpsInitsMutable()[0];
-    auto fill = init.get().getDefiningOp<linalg::FillOp>();
-    if (fill && !fill->hasOneUse() &&
-        fill.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>())
-      shared.push_back(&init);
+    for (OpOperand &init : op.getDpsInitsMutable()) {
+      auto fill = init.get().getDefiningOp<linalg::FillOp>();
+      if (fill && !fill->hasOneUse() &&
+          fill.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>())
+        shared.push_back(&init);
+    }
   });
   OpBuilder b(function.getContext());
   for (OpOperand *init : shared) {
@@ -153,9 +181,9 @@ void narrowRows(RewriterBase &rewriter, linalg::GenericOp projection) {
     rewriter.eraseOp(collapse);
 }
 
-struct TfmGPUFuseProjectionEpiloguesPass
-    : tfm::impl::TfmGPUFuseProjectionEpiloguesPassBase<
-          TfmGPUFuseProjectionEpiloguesPass> {
+struct TfmGPUFuseElementwisePass
+    : tfm::impl::TfmGPUFuseElementwisePassBase<
+          TfmGPUFuseElementwisePass> {
   void runOnOperation() override {
     unshareFills(getOperation());
     SmallVector<linalg::GenericOp> projections;
@@ -167,7 +195,10 @@ struct TfmGPUFuseProjectionEpiloguesPass
     for (linalg::GenericOp projection : projections)
       narrowRows(rewriter, projection);
     RewritePatternSet patterns(&getContext());
-    linalg::populateElementwiseOpsFusionPatterns(patterns, extendsEpilogue);
+    linalg::populateElementwiseOpsFusionPatterns(
+        patterns, [](OpOperand *operand) {
+          return extendsEpilogue(operand) || finishesRows(operand);
+        });
     // Sizes read off the ops' sources, so that reading a size is not a use
     // that keeps an op from fusing.
     memref::populateResolveRankedShapedTypeResultDimsPatterns(patterns);
