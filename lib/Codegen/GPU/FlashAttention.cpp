@@ -711,32 +711,19 @@ void launchKernel(IRRewriter &rewriter, BufferAttentionOp op,
   };
   Value batches = memref::DimOp::create(rewriter, loc, q, kBatch);
   Value queries = memref::DimOp::create(rewriter, loc, q, kSeq);
-  Value one = constant(1);
   Value tiles =
       arith::CeilDivUIOp::create(rewriter, loc, queries, constant(kRows));
   Value heads = constant(resultType.getDimSize(kHeads));
-  // The tiles in dynamic shared memory: a block's static shared memory
-  // stops at 48 KiB, which K, V and Q tiles of head dim 128 pass.
-  Value sharedBytes = arith::ConstantIntOp::create(
-      rewriter, loc, rewriter.getI32Type(), split.sharedBytes());
-  auto launch = gpu::LaunchOp::create(rewriter, loc, tiles, heads, batches,
-                                      constant(split.threads()), one, one,
-                                      sharedBytes);
-  rewriter.setInsertionPointToStart(&launch.getBody().front());
-  auto terminator = gpu::TerminatorOp::create(rewriter, loc);
-  rewriter.setInsertionPoint(terminator);
-  auto workgroup = gpu::AddressSpaceAttr::get(rewriter.getContext(),
-                                              gpu::AddressSpace::Workgroup);
-  Value shared = gpu::DynamicSharedMemoryOp::create(
-      rewriter, loc,
-      MemRefType::get({ShapedType::kDynamic}, rewriter.getI8Type(),
-                      MemRefLayoutAttrInterface(), workgroup));
-  auto tile = [&](int64_t rows, int64_t offset) -> Value {
-    auto type = MemRefType::get({rows, split.headDim},
-                                resultType.getElementType(),
-                                MemRefLayoutAttrInterface(), workgroup);
-    return memref::ViewOp::create(rewriter, loc, type, shared,
-                                  constant(offset), ValueRange{});
+  // The tiles in dynamic shared memory: K, V and Q tiles of head dim 128
+  // pass the 48 KiB of static shared memory.
+  gpu::LaunchOp launch;
+  Value shared;
+  std::tie(launch, shared) =
+      createSharedMemoryLaunch(rewriter, loc, {tiles, heads, batches},
+                               split.threads(), split.sharedBytes());
+  auto tile = [&](int64_t rows, int64_t offset) {
+    return sharedView(rewriter, loc, shared, {rows, split.headDim},
+                      resultType.getElementType(), offset);
   };
   Value ks = tile(kKeys, 0), vs = tile(kKeys, split.tileBytes());
   Value qs = split.queryShared() ? tile(kRows, 2 * split.tileBytes()) : Value();

@@ -669,34 +669,20 @@ void launchKernel(IRRewriter &rewriter, Projection p, const Tiling &t) {
   };
   Value columns = constant(cast<MemRefType>(p.c.getType()).getDimSize(1));
   Value one = constant(1);
-  // The stages in dynamic shared memory: a block's static shared memory
-  // stops at 48 KiB.
-  Value sharedBytes = arith::ConstantIntOp::create(
-      rewriter, loc, rewriter.getI32Type(), t.sharedBytes());
   // One block per tile, in a one-dimensional grid (the kernel orders the
-  // tiles).
+  // tiles); the stages in dynamic shared memory.
   Value blocks = arith::MulIOp::create(
       rewriter, loc,
       arith::CeilDivUIOp::create(rewriter, loc, columns,
                                  constant(t.blockColumns)),
       arith::CeilDivUIOp::create(rewriter, loc, rows, constant(t.blockRows)));
-  auto launch = gpu::LaunchOp::create(rewriter, loc, blocks, one, one,
-                                      constant(t.threads()), one, one,
-                                      sharedBytes);
-  rewriter.setInsertionPointToStart(&launch.getBody().front());
-  auto terminator = gpu::TerminatorOp::create(rewriter, loc);
-  rewriter.setInsertionPoint(terminator);
-  auto workgroup = gpu::AddressSpaceAttr::get(rewriter.getContext(),
-                                              gpu::AddressSpace::Workgroup);
-  Value shared = gpu::DynamicSharedMemoryOp::create(
-      rewriter, loc,
-      MemRefType::get({ShapedType::kDynamic}, rewriter.getI8Type(),
-                      MemRefLayoutAttrInterface(), workgroup));
-  auto tiles = [&](int64_t rows, int64_t offset) -> Value {
-    auto type = MemRefType::get({t.stages, rows, t.step}, element,
-                                MemRefLayoutAttrInterface(), workgroup);
-    return memref::ViewOp::create(rewriter, loc, type, shared,
-                                  constant(offset), ValueRange{});
+  gpu::LaunchOp launch;
+  Value shared;
+  std::tie(launch, shared) = createSharedMemoryLaunch(
+      rewriter, loc, {blocks, one, one}, t.threads(), t.sharedBytes());
+  auto tiles = [&](int64_t rows, int64_t offset) {
+    return sharedView(rewriter, loc, shared, {t.stages, rows, t.step},
+                      element, offset);
   };
   Value as = tiles(t.blockRows, 0);
   Value bs = tiles(t.blockColumns, t.stages * t.blockRows * t.step * 2);

@@ -27,10 +27,10 @@
 // CHECK-NOT: linalg.fill
 // CHECK: %[[M:.*]] = memref.dim %[[X]], %c0
 // CHECK-NOT: scf.if
-// CHECK: %[[BYTES:.*]] = arith.constant 32768 : i32
 // CHECK: %[[COLUMN_BLOCKS:.*]] = arith.ceildivui %{{.*}}, %c64
 // CHECK: %[[ROW_BLOCKS:.*]] = arith.ceildivui %[[M]], %c64
 // CHECK: %[[BLOCKS:.*]] = arith.muli %[[COLUMN_BLOCKS]], %[[ROW_BLOCKS]]
+// CHECK: %[[BYTES:.*]] = arith.constant 32768 : i32
 // CHECK: gpu.launch blocks(%[[BX:.*]], %[[BY:.*]], %{{.*}}) in (%{{.*}} = %[[BLOCKS]], %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) threads(%{{.*}}) in (%{{.*}} = %c128{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) dynamic_shared_memory_size %[[BYTES]]
 // CHECK: %[[DYNAMIC:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
 // CHECK: %[[AS:.*]] = memref.view %[[DYNAMIC]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<4x64x32xbf16, #gpu.address_space<workgroup>>
