@@ -9,6 +9,12 @@
   [N, K], bf16 result) against torch.matmul (cuBLAS) on the shapes of issue
   16's model (d_model 2048, 32/4 heads of 64, d_ff 5632, vocab 32000) at
   M = 2048 and 8192 tokens. TFLOP/s counts 2·M·N·K.
+- decode: bf16 attention of one query a head against a KV cache (32 query
+  heads; head dim 64 with 4 KV heads, 128 with 8), batch 1 and 8, caches
+  of 1k to 64k positions, against scaled_dot_product_attention (enable_gqa,
+  PyTorch's choice of backend); tfm's usual kernel and its split-KV form
+  (--gpu-attention-split-kv), each also timed by its kernels alone. GB/s
+  count the K and V bytes read once.
 - model: issue 16's whole-model prefill, bf16 (bench/model.py's FULL
   LLaMA-style description, 2 layers, d_model 2048, 32/4 heads, d_ff 5632,
   vocab 32000), B = 1, S = 2048, every position's logits, against the same
@@ -26,7 +32,7 @@
                                   (projections-R,C,K,S,WR,WC.so), each
                                   warp-rows the attention
                                   (attention-N.so)
-  gpu.py run DIR [attention] [projections] [model]
+  gpu.py run DIR [attention] [projections] [decode] [model]
                                   on the GPU machine: both sides' figures,
                                   each tfm result checked against PyTorch's
                                   (the projections and attention of every
@@ -61,6 +67,19 @@ def source(dim, causal):
                   f"  return %o : {t}\n}}\n")
 
 
+DECODE_HEADS = {64: (32, 4), 128: (32, 8)}  # head dim: (query heads, KV heads)
+DECODE_BATCHES = (1, 8)
+DECODE_LENGTHS = (1024, 4096, 16384, 65536)
+
+
+def decode_source(dim):
+    heads, kv_heads = DECODE_HEADS[dim]
+    q, kv = f"tensor<?x{heads}x1x{dim}xbf16>", f"tensor<?x{kv_heads}x?x{dim}xbf16>"
+    return (f"func.func @decode_d{dim}(%q: {q}, %k: {kv}, %v: {kv}) -> {q} {{\n"
+            f"  %o = tfm.attention %q, %k, %v : ({q}, {kv}, {kv}) -> {q}\n"
+            f"  return %o : {q}\n}}\n")
+
+
 PROJECTIONS = {"qo": (2048, 2048), "kv": (2048, 256), "gate_up": (2048, 5632),
                "down": (5632, 2048), "lm_head": (2048, 32000)}  # (K, N)
 TOKENS_PROJECTED = (2048, 8192)
@@ -87,6 +106,10 @@ def prepare(directory, tilings, warp_rows, arch="sm_90a"):
         compiler.compile_mlir(
             text, directory / f"attention-{rows}.so",
             flags=flags + [f"--gpu-attention-warp-rows={rows}"])
+    text = "".join(decode_source(dim) for dim in DECODE_HEADS)
+    compiler.compile_mlir(text, directory / "decode.so", flags=flags)
+    compiler.compile_mlir(text, directory / "decode-split-kv.so",
+                          flags=flags + ["--gpu-attention-split-kv"])
     text = "".join(projection_source(name, k, n)
                    for name, (k, n) in PROJECTIONS.items())
     compiler.compile_mlir(text, directory / "projections.so", flags=flags)
@@ -270,10 +293,53 @@ def run_attention(directory):
     return results
 
 
+def run_decode(directory):
+    import torch
+    import torch.nn.functional as F
+    variants = libraries(directory, "decode")
+    print(f"{'D':>4} {'B':>2} {'S':>6} {'torch ms':>9} {'GB/s':>7}  tfm ms  "
+          f"kernels ms  GB/s  x torch  error  form")
+    results = []
+    for dim, (heads, kv_heads) in DECODE_HEADS.items():
+        for batch in DECODE_BATCHES:
+            for seq in DECODE_LENGTHS:
+                gen = torch.Generator(device="cuda").manual_seed(seq + dim + batch)
+                q = torch.randn(batch, heads, 1, dim, device="cuda",
+                                dtype=torch.bfloat16, generator=gen)
+                k, v = (torch.randn(batch, kv_heads, seq, dim, device="cuda",
+                                    dtype=torch.bfloat16, generator=gen)
+                        for _ in range(2))
+                ref = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+                ms = median_ms(lambda: F.scaled_dot_product_attention(
+                    q, k, v, enable_gqa=True))
+                gigabytes = 2 * k.numel() * k.element_size() / 1e9
+                for form, library in variants.items():
+                    out = torch.empty_like(q)
+                    call = library[f"decode_d{dim}"].bind(
+                        *device_arrays(q, k, v), out=device_arrays(out))
+                    tms = median_ms(call)
+                    kernel_ms = []
+                    for _ in range(10):
+                        call()
+                        kernel_ms.append(call.kernel_seconds * 1e3)
+                    kms = sorted(kernel_ms)[len(kernel_ms) // 2]
+                    error = ((out.float() - ref.float()).abs().max()
+                             / ref.float().abs().max()).item()
+                    row = {"dim": dim, "batch": batch, "seq": seq,
+                           "torch_ms": ms, "tfm_ms": tms, "tfm_kernel_ms": kms,
+                           "error": error, "form": form}
+                    print(f"{dim:>4} {batch:>2} {seq:>6} {ms:>9.4f} "
+                          f"{gigabytes / ms * 1e3:>7.0f} {tms:>7.4f} {kms:>10.4f} "
+                          f"{gigabytes / kms * 1e3:>5.0f} {ms / tms:>8.2f} "
+                          f"{error:>6.1e}  {form}", flush=True)
+                    results.append(row)
+    return results
+
+
 if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else ""
     where = pathlib.Path(sys.argv[2]) if len(sys.argv) > 2 else None
-    which = sys.argv[3:] or ["attention", "projections", "model"]
+    which = sys.argv[3:] or ["attention", "projections", "decode", "model"]
     if mode == "prepare" and where:
         which = sys.argv[3:]
         tile, rows, arch = ("--gpu-matmul-tile=", "--gpu-attention-warp-rows=",
@@ -285,7 +351,7 @@ if __name__ == "__main__":
             return [arg[len(flag):] for arg in which if arg.startswith(flag)]
         prepare(where, values(tile), values(rows), *values(arch)[-1:])
     elif mode == "run" and where and set(which) <= {"attention", "projections",
-                                                    "model"}:
+                                                    "decode", "model"}:
         import torch
         print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}")
         warm_up()
@@ -294,6 +360,8 @@ if __name__ == "__main__":
             results["projections"] = run_projections(where)
         if "attention" in which:
             results["attention"] = run_attention(where)
+        if "decode" in which:
+            results["decode"] = run_decode(where)
         if "model" in which:
             results["model"] = run_model(where)
         print(json.dumps(results))

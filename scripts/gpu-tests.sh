@@ -10,8 +10,9 @@
 #       fingerprint of each suite's inputs: the GPU machine draws the same
 #       inputs from the suites' seeds and computes the float64 references
 #       itself, so DIR stays small (about 14 MB an architecture, within one
-#       device call's carry). The attention suites are also compiled with
-#       the attention kernel's other row split, into DIR/variants.
+#       device call's carry). The attention suites and the models are also
+#       compiled with each other form of the attention kernel (its other
+#       row split, split-KV decode) for sm_90a, into DIR/variants/NAME.
 #   scripts/gpu-tests.sh check [DIR]    on the GPU machine, from the checkout
 #       with DIR and build/lib/libtfm_runtime.so carried: runs every suite
 #       of every architecture and variant prepared and compares; exits
@@ -28,10 +29,45 @@ dir="$(realpath -m "${2:-$root/build/gpu-tests}")"
 # kernels' own suites in test/Integration/GPU.
 suites=(CPU/attention CPU/blocks CPU/layers CPU/masks CPU/projections
         GPU/flash_attention GPU/projections)
-# The attention suites again with the attention kernel's other row split
-# (--gpu-attention-warp-rows=32), for sm_90a, in DIR/variants.
+# The attention suites and the model again with each other form of the
+# attention kernel, NAME:FLAGS, for sm_90a, in DIR/variants/NAME.
 variant_suites=(CPU/attention GPU/flash_attention)
-variant_flags=(--gpu-arch=sm_90a --gpu-attention-warp-rows=32)
+variants=(warp-rows-32:--gpu-attention-warp-rows=32
+          split-kv:--gpu-attention-split-kv)
+
+generation_model="$root/test/Integration/GPU/generation-bf16.json"
+
+# Compiles the model descriptions test/Integration/GPU/ops.test runs into
+# DIR/model (f32, with its inputs) and DIR/generation (bf16, on the
+# tensor-core kernels) with these flags.
+prepare_model() {
+  local model="$1/model" generation="$1/generation"
+  shift
+  mkdir -p "$model" "$generation"
+  "$TFM_BUILD_DIR/bin/tfm-compile" "$root/test/Tools/Inputs/tiny-llama.json" \
+    --target=cuda "$@" -o "$model/model.so"
+  "$python" "$root/test/Tools/Inputs/make-run-inputs.py" \
+    "$root/test/Tools/Inputs/tiny-llama.json" "$model"
+  "$TFM_BUILD_DIR/bin/tfm-compile" "$generation_model" --target=cuda "$@" \
+    -o "$generation/model.so"
+}
+
+# Checks the models prepare_model compiled: the f32 model's logits against
+# the float64 reference, then tfm-run --device=cuda on it, generation
+# included; then the bf16 model's generation.
+check_model() {
+  local model="$1/model"
+  python3 "$root/test/Integration/GPU/check-model.py" "$model" || return 1
+  local run=(env LD_LIBRARY_PATH="$TFM_BUILD_DIR/lib:$dir/lib" "$dir/bin/tfm-run"
+             "$model/model.so" --device=cuda
+             --params "$model/params.safetensors")
+  "${run[@]}" --input input_ids="$model/ids.npy" \
+    --input position_ids="$model/pos.npy" \
+    --check logits="$model/reference.npy" --bench 5 &&
+    "${run[@]}" --generate 8 --prompt 1,5,7 --prompt 2,4 &&
+    python3 "$root/test/Integration/GPU/check-generation.py" \
+      "$1/generation/model.so" "$generation_model"
+}
 
 export PYTHONPATH="$root/python:$root/test/Integration"
 export TFM_BUILD_DIR="${TFM_BUILD_DIR:-$root/build}"
@@ -45,17 +81,15 @@ case "$mode" in
         TFM_HARNESS=prepare "$python" "$root/test/Integration/$suite.py" \
           "$dir/$arch/$suite" --target=cuda --gpu-arch="$arch"
       done
-      # A whole model description, as test/Integration/GPU/ops.test runs it.
-      mkdir -p "$dir/$arch/model"
-      "$TFM_BUILD_DIR/bin/tfm-compile" \
-        "$root/test/Tools/Inputs/tiny-llama.json" --target=cuda \
-        --gpu-arch="$arch" -o "$dir/$arch/model/model.so"
-      "$python" "$root/test/Tools/Inputs/make-run-inputs.py" \
-        "$root/test/Tools/Inputs/tiny-llama.json" "$dir/$arch/model"
+      prepare_model "$dir/$arch" --gpu-arch="$arch"
     done
-    for suite in "${variant_suites[@]}"; do
-      TFM_HARNESS=prepare "$python" "$root/test/Integration/$suite.py" \
-        "$dir/variants/warp-rows-32/$suite" --target=cuda "${variant_flags[@]}"
+    for variant in "${variants[@]}"; do
+      name="${variant%%:*}" flags=(--gpu-arch=sm_90a ${variant#*:})
+      for suite in "${variant_suites[@]}"; do
+        TFM_HARNESS=prepare "$python" "$root/test/Integration/$suite.py" \
+          "$dir/variants/$name/$suite" --target=cuda "${flags[@]}"
+      done
+      prepare_model "$dir/variants/$name" "${flags[@]}"
     done
     mkdir -p "$dir/bin" "$dir/lib"
     cp "$TFM_BUILD_DIR/bin/tfm-run" "$dir/bin/"
@@ -71,20 +105,9 @@ case "$mode" in
         TFM_HARNESS=check python3 "$root/test/Integration/$suite.py" \
           "$arch_dir/$suite" || failed=$((failed + 1))
       done
-      echo "== $arch model"
-      python3 "$root/test/Integration/GPU/check-model.py" "$arch_dir/model" ||
-        failed=$((failed + 1))
-      echo "== $arch tfm-run --device=cuda"
-      model="$arch_dir/model"
-      run=(env LD_LIBRARY_PATH="$TFM_BUILD_DIR/lib:$dir/lib" "$dir/bin/tfm-run"
-           "$model/model.so" --device=cuda
-           --params "$model/params.safetensors")
-      { "${run[@]}" --input input_ids="$model/ids.npy" \
-          --input position_ids="$model/pos.npy" \
-          --check logits="$model/reference.npy" --bench 5 &&
-        "${run[@]}" --generate 8 --prompt 1,5,7 --prompt 2,4; } ||
-        failed=$((failed + 1))
-      total=$(( total + ${#suites[@]} + 2 ))
+      echo "== $arch models, and tfm-run --device=cuda"
+      check_model "$arch_dir" || failed=$((failed + 1))
+      total=$(( total + ${#suites[@]} + 1 ))
     done
     for variant_dir in "$dir"/variants/*; do
       [ -d "$variant_dir" ] || continue
@@ -92,8 +115,10 @@ case "$mode" in
         echo "== $(basename "$variant_dir") $suite"
         TFM_HARNESS=check python3 "$root/test/Integration/$suite.py" \
           "$variant_dir/$suite" || failed=$((failed + 1))
-        total=$(( total + 1 ))
       done
+      echo "== $(basename "$variant_dir") models, and tfm-run --device=cuda"
+      check_model "$variant_dir" || failed=$((failed + 1))
+      total=$(( total + ${#variant_suites[@]} + 1 ))
     done
     if [ "$total" -eq 0 ]; then
       echo "$dir holds no prepared architecture (run prepare first)" >&2

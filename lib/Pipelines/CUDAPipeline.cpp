@@ -63,6 +63,7 @@ void mlir::tfm::buildTfmCUDAKernelStage(
   pm.addPass(createCanonicalizerPass());
   TfmGPULowerBufferAttentionPassOptions attention;
   attention.warpRows = options.attentionWarpRows;
+  attention.splitKV = options.attentionSplitKV;
   pm.addNestedPass<func::FuncOp>(
       createTfmGPULowerBufferAttentionPass(attention));
   TfmGPUMapToKernelsPassOptions map;

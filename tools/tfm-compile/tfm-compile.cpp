@@ -100,6 +100,12 @@ cl::opt<int64_t> gpuAttentionWarpRows(
              "attention kernel, 16 (default: 8 warps a block) or 32 (4 "
              "warps, FlashAttention-2's split)"),
     cl::init(0), cl::cat(category));
+cl::opt<bool> gpuAttentionSplitKV(
+    "gpu-attention-split-kv",
+    cl::desc("With --target=cuda: decode attention (a KV head's queries in "
+             "16 rows or fewer) packed into one warp per KV head, its keys "
+             "split among blocks and the parts combined (FlashDecoding)"),
+    cl::init(false), cl::cat(category));
 cl::opt<unsigned> optLevel("O", cl::desc("Optimization level 0-3"),
                            cl::init(3), cl::Prefix, cl::cat(category));
 #define TFM_ATTENTION_LOWERING_FLAG(field, flag, description)                 \
@@ -191,6 +197,7 @@ int main(int argc, char **argv) {
   targetOptions.gpuMatmulTile.assign(gpuMatmulTile.begin(),
                                      gpuMatmulTile.end());
   targetOptions.gpuAttentionWarpRows = gpuAttentionWarpRows;
+  targetOptions.gpuAttentionSplitKV = gpuAttentionSplitKV;
   targetOptions.optLevel = optLevel;
   targetOptions.prepackWeights = prepackWeights;
   if (std::string error = targetOptions.fusions.disable(noFuse);

@@ -788,11 +788,26 @@ def TfmGPULowerBufferAttentionPass
     - shared rows swizzled (16-byte chunk index XOR row mod 8), so that
       ldmatrix reads are free of bank conflicts.
 
+    With `split-kv` (FlashDecoding), attention whose query length is static
+    and whose queries of a KV head's group fit in 16 rows (group · Sq <= 16:
+    decode) is packed instead: a block of one warp holds every query of a
+    group, so each K and V tile is read once for the group, and the blocks
+    go over (key ranges, KV heads, batch). The ranges are whole 64-key
+    tiles, as many as give about 512 blocks with at least 128 keys each
+    (chosen at run time from the key length). With several ranges, each
+    block writes its rows in f32, divided by their own sums, and the log2
+    of those sums to a workspace, and a second kernel (a block of D threads
+    per query, head and batch) combines them, weighting each range by
+    2^(lse - max); with one range the block stores the result itself.
+
     Any other element type or head dim is an error.
   }];
   let options = [
     Option<"warpRows", "warp-rows", "int64_t", /*default=*/"16",
            "Query rows per warp: 16 (8 warps a block) or 32 (4 warps)">,
+    Option<"splitKV", "split-kv", "bool", /*default=*/"false",
+           "Decode (group · Sq <= 16 rows, Sq static) packed into one warp "
+           "per KV head with the keys split among blocks">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",

@@ -150,6 +150,12 @@ struct TfmLowerToNVVMPipelineOptions
                      "kernel, 16 or 32 (tfm-gpu-lower-buffer-attention's "
                      "warp-rows)"),
       llvm::cl::init(16)};
+  PassOptions::Option<bool> attentionSplitKV{
+      *this, "attention-split-kv",
+      llvm::cl::desc("Decode attention packed per KV head with its keys "
+                     "split among blocks (tfm-gpu-lower-buffer-attention's "
+                     "split-kv)"),
+      llvm::cl::init(false)};
 };
 
 /// The stages of tfm-lower-to-nvvm-pipeline:

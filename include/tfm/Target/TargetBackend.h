@@ -58,6 +58,9 @@ struct TargetOptions {
   /// A GPU target: query rows per warp of the attention kernel (16 or 32);
   /// 0: the default.
   int64_t gpuAttentionWarpRows = 0;
+  /// A GPU target: decode attention packed per KV head, its keys split
+  /// among blocks (tfm-gpu-lower-buffer-attention's split-kv).
+  bool gpuAttentionSplitKV = false;
   /// LLVM optimization level, 0-3.
   unsigned optLevel = 3;
   /// Target-independent: how the linalg stage of every target lowers

@@ -10,7 +10,10 @@
 // while its scores are computed, K of the next while P·V runs), QKᵀ and P·V
 // as mma.sync m16n8k16 with f32 accumulators fed by ldmatrix, the online
 // softmax in the accumulators' registers (a row is held by the 4 lanes of a
-// quad), and mask checks only in the tiles the mask cuts.
+// quad), and mask checks only in the tiles the mask cuts. With split-kv,
+// decode packs a KV head's whole group of queries into one warp's 16 rows,
+// the blocks split the keys, and a second kernel combines their partial
+// results by their log-sum-exp (FlashDecoding).
 //
 // Shared-memory rows are D/8 chunks of 16 bytes stored with the chunk index
 // XORed by the row's low 3 bits, so that the 8 row addresses of an
@@ -71,7 +74,13 @@ bool kernelTakes(ShapedType query, ShapedType value) {
          value.getDimSize(kHead) == dim;
 }
 
-/// How a block's 128 query rows are split among its warps.
+/// Split-KV decode: blocks over a batch's KV range aim at about this many
+/// (some 4 a multiprocessor of an H100), each walking at least
+/// kMinSplitKeys keys.
+constexpr int64_t kTargetBlocks = 512;
+constexpr int64_t kMinSplitKeys = 128;
+
+/// How a block's query rows are split among its warps.
 struct RowSplit {
   /// 16: 8 warps, each its rows' Q in registers. 32 (FlashAttention-2's
   /// split): 4 warps, each K and V fragment read from shared memory feeding
@@ -80,15 +89,22 @@ struct RowSplit {
   /// accumulators).
   int64_t warpRows;
   int64_t headDim;
+  /// Split-KV decode (FlashDecoding): one warp of 16 rows holding every
+  /// query of a KV head's group (group · Sq <= 16, so each K and V tile is
+  /// read once for the group), a block per (key range, KV head, batch);
+  /// with several ranges, each writes its f32 rows and their log-sum-exp,
+  /// and a second kernel combines them.
+  bool packed = false;
 
-  int64_t warps() const { return kRows / warpRows; }
+  int64_t warps() const { return packed ? 1 : kRows / warpRows; }
+  int64_t blockRows() const { return warps() * warpRows; }
   int64_t threads() const { return 32 * warps(); }
   int64_t rowTiles() const { return warpRows / 16; }
   bool queryShared() const { return warpRows > 16 && headDim > 64; }
   /// K and V tiles, then Q's if shared.
   int64_t tileBytes() const { return kKeys * headDim * 2; }
   int64_t sharedBytes() const {
-    return 2 * tileBytes() + (queryShared() ? kRows * headDim * 2 : 0);
+    return 2 * tileBytes() + (queryShared() ? blockRows() * headDim * 2 : 0);
   }
 };
 
@@ -108,11 +124,22 @@ public:
 
   /// The kernel body, reading memrefs `q`, `k`, `v` (and `lengths`) and
   /// writing `out`; `ks`, `vs` are its [64, D] shared buffers, `qs` the
-  /// block's [128, D] rows of Q when the split keeps them shared.
+  /// block's [128, D] rows of Q when the split keeps them shared. A packed
+  /// split with several key ranges writes `partial` ([ranges, B, H, Sq, D]
+  /// f32, each row divided by its own sum) and `lse` ([ranges, B, H, Sq],
+  /// log2 of each row's sum of exp2, -inf where it saw no key) instead.
   void build(gpu::LaunchOp launch, Value q, Value k, Value v, Value lengths,
-             Value out, Value ks, Value vs, Value qs);
+             Value out, Value ks, Value vs, Value qs, Value partial,
+             Value lse);
 
 private:
+  /// A query row of the block as a lane holds it: its head and its query
+  /// index (clamped into range, so loads stay in bounds), and whether it
+  /// exists.
+  struct QueryRow {
+    Value head, query, exists;
+  };
+
   /// Copies `count` rows from `first` of head `head` of `source` ([B, H, S,
   /// D]) into the swizzled shared buffer `tile`, rows at or past `limit`
   /// read as row `limit - 1` (they are masked or never stored), as one
@@ -126,10 +153,10 @@ private:
     return loadMatrices(tile, {row, mul(xorIndex(laneXor, chunkBase), 8)},
                         transpose);
   }
-  /// The A operand registers of rows `row` and `row + 8` (clamped to
-  /// `lastRow`), columns [column, column + 16) of head `head` of `q`: read
-  /// from global memory once per block.
-  SmallVector<Value> loadQuery(Value q, Value head, Value row, Value lastRow,
+  /// The A operand registers of rows `low` and `high` (a lane's rows g
+  /// and g + 8), columns [column, column + 16) of `q`: read from global
+  /// memory once per block.
+  SmallVector<Value> loadQuery(Value q, QueryRow low, QueryRow high,
                                Value column);
   Value shuffleXor(Value value, int32_t offset);
   /// The maximum (or sum) of a row held by the 4 lanes of a quad.
@@ -156,15 +183,16 @@ void KernelBuilder::copyTile(Value source, Value head, Value first,
   NVVM::CpAsyncCommitGroupOp::create(b, loc);
 }
 
-SmallVector<Value> KernelBuilder::loadQuery(Value q, Value head, Value row,
-                                            Value lastRow, Value column) {
-  // a0: (row, column), a1: (row + 8, column), a2: (row, column + 8),
-  // a3: (row + 8, column + 8).
+SmallVector<Value> KernelBuilder::loadQuery(Value q, QueryRow low,
+                                            QueryRow high, Value column) {
+  // a0: (low, column), a1: (high, column), a2: (low, column + 8),
+  // a3: (high, column + 8).
   SmallVector<Value> registers;
-  for (int64_t i = 0; i < 4; ++i)
-    registers.push_back(loadPair(q, {batch, head, min(add(row, (i % 2) * 8),
-                                                      lastRow),
-                                     add(column, (i / 2) * 8)}));
+  for (int64_t i = 0; i < 4; ++i) {
+    const QueryRow &row = i % 2 ? high : low;
+    registers.push_back(loadPair(
+        q, {batch, row.head, row.query, add(column, (i / 2) * 8)}));
+  }
   return registers;
 }
 
@@ -185,21 +213,33 @@ Value KernelBuilder::quadReduce(Value value, bool sum) {
 
 void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
                           Value lengths, Value out, Value ks, Value vs,
-                          Value qs) {
+                          Value qs, Value partial, Value lse) {
   int64_t rowTiles = split.rowTiles();
   tid = launch.getThreadIds().x;
   Value warp = div(tid, 32);
   lane = rem(tid, 32);
   Value quadRow = div(lane, 4), quadColumn = rem(lane, 4);
-  // The last query tiles first: under a causal mask they have the most
-  // keys, and the short ones then fill the tail of the grid.
-  Value queryTile = sub(sub(launch.getGridSize().x, launch.getBlockIds().x),
-                        index(1));
-  Value head = launch.getBlockIds().y;
   batch = launch.getBlockIds().z;
-  Value kvHead = div(head, group);
-
   Value queries = memref::DimOp::create(b, loc, q, kSeq);
+  // Packed: the block's rows are every query of the group, and x is the
+  // key range. Otherwise x is a tile of 128 rows of head y, the last tiles
+  // first: under a causal mask they have the most keys, and the short ones
+  // then fill the tail of the grid.
+  Value head, kvHead, firstRow, rowEnd, range;
+  if (split.packed) {
+    kvHead = launch.getBlockIds().y;
+    range = launch.getBlockIds().x;
+    firstRow = index(0);
+    rowEnd = queries;
+  } else {
+    head = launch.getBlockIds().y;
+    kvHead = div(head, group);
+    Value queryTile = sub(
+        sub(launch.getGridSize().x, launch.getBlockIds().x), index(1));
+    firstRow = mul(queryTile, kRows);
+    rowEnd = min(add(firstRow, kRows), queries);
+  }
+
   Value keys = memref::DimOp::create(b, loc, k, kSeq);
   Value keyEnd = keys;
   if (lengths) {
@@ -209,8 +249,6 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
   }
   // Query row i sits at position i + Skv - Sq (bottom-right alignment).
   Value offset = sub(keys, queries);
-  Value firstRow = mul(queryTile, kRows);
-  Value rowEnd = min(add(firstRow, kRows), queries);
   Value firstPosition = add(firstRow, offset);
   Value lastPosition = add(sub(rowEnd, index(1)), offset);
   bool leftBounded = mask.getLeft() != MaskAttr::kUnbounded;
@@ -221,11 +259,44 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
     keyBegin = max(index(0), sub(firstPosition, index(mask.getLeft())));
   if (rightBounded)
     keyLimit = min(keyEnd, add(lastPosition, mask.getRight() + 1));
-  Value firstTile = mul(div(keyBegin, kKeys), kKeys);
+  // The tiles walked: [tileBegin, tileLimit), within the block's key range
+  // when packed (ranges of whole tiles, as many as the grid's x).
+  Value tileBegin = mul(div(keyBegin, kKeys), kKeys), tileLimit = keyLimit;
+  if (split.packed) {
+    Value ranges = launch.getGridSize().x;
+    Value rangeKeys = mul(
+        div(add(arith::CeilDivUIOp::create(b, loc, keys, ranges), kKeys - 1),
+            kKeys),
+        kKeys);
+    Value rangeBegin = arith::MulIOp::create(b, loc, range, rangeKeys);
+    tileBegin = max(tileBegin, rangeBegin);
+    tileLimit = min(tileLimit, add(rangeBegin, rangeKeys));
+  }
 
   // The warp's rows in the block: row tiles of 16 from warpRow.
   Value warpRow = mul(warp, split.warpRows);
   Value lastRow = sub(queries, index(1));
+  // A lane's rows: quadRow + 8·half of row tile mt.
+  SmallVector<std::array<QueryRow, 2>> rows(rowTiles);
+  for (int64_t mt = 0; mt < rowTiles; ++mt)
+    for (int64_t half = 0; half < 2; ++half) {
+      Value row = add(add(warpRow, quadRow), mt * 16 + half * 8);
+      QueryRow &at = rows[mt][half];
+      if (split.packed) {
+        // Row r: query r mod Sq of the group's head r / Sq.
+        Value packedRows = mul(queries, group);
+        at.exists = cmp(arith::CmpIPredicate::slt, row, packedRows);
+        row = min(row, sub(packedRows, index(1)));
+        at.head = add(mul(kvHead, group),
+                      arith::DivUIOp::create(b, loc, row, queries));
+        at.query = arith::RemUIOp::create(b, loc, row, queries);
+      } else {
+        row = add(firstRow, row);
+        at.exists = cmp(arith::CmpIPredicate::slt, row, queries);
+        at.head = head;
+        at.query = min(row, lastRow);
+      }
+    }
   Value low3 = rem(lane, 8), matrix = div(lane, 8);
   // Matrices 0..3 of an ldmatrix.x4 as rows +0/+8 then chunks +0/+1 (A
   // operands, and V's transposed B operands of P·V), or chunks +0/+1 then
@@ -239,11 +310,9 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
   // ([row tile][16-column step]), unless the split keeps it shared.
   SmallVector<SmallVector<SmallVector<Value>>> queryRegs(rowTiles);
   if (!split.queryShared()) {
-    Value quadFirstRow = add(add(firstRow, warpRow), quadRow);
     for (int64_t mt = 0; mt < rowTiles; ++mt)
       for (int64_t kk = 0; kk < headDim / 16; ++kk)
-        queryRegs[mt].push_back(loadQuery(q, head, add(quadFirstRow, mt * 16),
-                                          lastRow,
+        queryRegs[mt].push_back(loadQuery(q, rows[mt][0], rows[mt][1],
                                           add(mul(quadColumn, 2), kk * 16)));
   }
   // The A operand registers of row tile `mt`, 16-column step `kk`.
@@ -256,13 +325,13 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
 
   // K of the first tile (and the block's Q if shared), if any.
   auto anyTile = scf::IfOp::create(
-      b, loc, cmp(arith::CmpIPredicate::slt, firstTile, keyLimit));
+      b, loc, cmp(arith::CmpIPredicate::slt, tileBegin, tileLimit));
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(anyTile.thenBlock());
     if (split.queryShared())
-      copyTile(q, head, firstRow, queries, qs, kRows);
-    copyTile(k, kvHead, firstTile, keys, ks);
+      copyTile(q, head, firstRow, queries, qs, split.blockRows());
+    copyTile(k, kvHead, tileBegin, keys, ks);
   }
 
   // Scores are kept as log2: exp2(s·scale·log2e - m).
@@ -284,10 +353,9 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
   };
   SmallVector<Value> init(2 * rowTiles, negInf);
   init.append(2 * rowTiles + rowTiles * headDim / 8 * 4, zero);
-  Value warpPosition = add(add(firstPosition, warpRow), quadRow);
   Value columnInTile = mul(quadColumn, 2);
   auto loop = scf::ForOp::create(
-      b, loc, firstTile, keyLimit, index(kKeys), init,
+      b, loc, tileBegin, tileLimit, index(kKeys), init,
       [&](OpBuilder &, Location, Value tileStart, ValueRange state) {
         // K of this tile has landed, and every warp is past the last
         // tile's P·V: V may be overwritten.
@@ -360,7 +428,7 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
             for (int64_t n = 0; n < kKeys / 8; ++n)
               for (int64_t e = 0; e < 4; ++e) {
                 Value key = add(add(tileStart, columnInTile), n * 8 + e % 2);
-                Value position = add(warpPosition, mt * 16 + (e / 2) * 8);
+                Value position = add(rows[mt][e / 2].query, offset);
                 Value visible = cmp(arith::CmpIPredicate::slt, key, keyEnd);
                 if (leftBounded)
                   visible = both(visible,
@@ -430,7 +498,7 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
         NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
         gpu::BarrierOp::create(b, loc);
         auto more = scf::IfOp::create(
-            b, loc, cmp(arith::CmpIPredicate::slt, tileEnd, keyLimit));
+            b, loc, cmp(arith::CmpIPredicate::slt, tileEnd, tileLimit));
         {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(more.thenBlock());
@@ -456,7 +524,8 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
         scf::YieldOp::create(b, loc, next);
       });
 
-  // O / l (0 for a row that saw no key), stored as pairs.
+  // O / l (0 for a row that saw no key), stored as pairs; when packed with
+  // several key ranges, in f32 with log2 of the row's sum of exp2 beside.
   for (int64_t mt = 0; mt < rowTiles; ++mt)
     for (int64_t half = 0; half < 2; ++half) {
       Value sum = quadReduce(loop.getResult(sumAt(mt, half)), /*sum=*/true);
@@ -465,26 +534,125 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
       Value inverse = arith::SelectOp::create(
           b, loc, positive, arith::DivFOp::create(b, loc, f32(1.0), sum),
           zero);
-      Value row =
-          add(add(add(firstRow, warpRow), quadRow), mt * 16 + half * 8);
-      auto inRange = scf::IfOp::create(
-          b, loc, cmp(arith::CmpIPredicate::slt, row, queries));
+      const QueryRow &row = rows[mt][half];
+      auto exists = scf::IfOp::create(b, loc, row.exists);
       OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(inRange.thenBlock());
-      for (int64_t d = 0; d < headDim / 8; ++d) {
+      b.setInsertionPointToStart(exists.thenBlock());
+      // The lane's two values of column tile d, divided by the sum.
+      auto values = [&](int64_t d) -> Value {
         SmallVector<Value> pair;
         for (int64_t e = 2 * half; e < 2 * half + 2; ++e)
           pair.push_back(arith::MulFOp::create(
               b, loc, loop.getResult(accAt(mt, d) + e), inverse));
-        Value narrow = arith::TruncFOp::create(
-            b, loc, VectorType::get({2}, element),
-            vector::FromElementsOp::create(
-                b, loc, VectorType::get({2}, b.getF32Type()), pair));
-        vector::StoreOp::create(b, loc, narrow, out,
-                                ValueRange{batch, head, row,
-                                           add(columnInTile, d * 8)});
+        return vector::FromElementsOp::create(
+            b, loc, VectorType::get({2}, b.getF32Type()), pair);
+      };
+      auto storeResult = [&] {
+        for (int64_t d = 0; d < headDim / 8; ++d) {
+          Value narrow = arith::TruncFOp::create(
+              b, loc, VectorType::get({2}, element), values(d));
+          vector::StoreOp::create(b, loc, narrow, out,
+                                  ValueRange{batch, row.head, row.query,
+                                             add(columnInTile, d * 8)});
+        }
+      };
+      if (!split.packed) {
+        storeResult();
+        continue;
       }
+      auto oneRange = scf::IfOp::create(
+          b, loc,
+          cmp(arith::CmpIPredicate::eq, launch.getGridSize().x, index(1)),
+          /*withElseRegion=*/true);
+      b.setInsertionPointToStart(oneRange.thenBlock());
+      storeResult();
+      b.setInsertionPointToStart(oneRange.elseBlock());
+      for (int64_t d = 0; d < headDim / 8; ++d)
+        vector::StoreOp::create(b, loc, values(d), partial,
+                                ValueRange{range, batch, row.head, row.query,
+                                           add(columnInTile, d * 8)});
+      auto firstLane = scf::IfOp::create(
+          b, loc, cmp(arith::CmpIPredicate::eq, quadColumn, index(0)));
+      b.setInsertionPointToStart(firstLane.thenBlock());
+      Value logSum = arith::AddFOp::create(
+          b, loc, loop.getResult(maxAt(mt, half)),
+          math::Log2Op::create(b, loc, sum));
+      memref::StoreOp::create(
+          b, loc, arith::SelectOp::create(b, loc, positive, logSum, negInf),
+          lse, ValueRange{range, batch, row.head, row.query});
     }
+}
+
+/// The packed kernel's key ranges combined: out[b, h, s, d] = Σ_r
+/// 2^(lse_r - max) · partial[r, b, h, s, d] / Σ_r 2^(lse_r - max), 0 where
+/// no range saw a key; a block of D threads per (query, head, batch), its
+/// x extent 0 (no launch) for a single range.
+void combineRanges(OpBuilder &b, Location loc, Value ranges, Value partial,
+                   Value lse, Value out) {
+  auto type = cast<MemRefType>(partial.getType());
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  Value zeroIndex = constant(0), one = constant(1);
+  Value several = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                        ranges, one);
+  Value queries = arith::SelectOp::create(b, loc, several,
+                                          constant(type.getDimSize(3)),
+                                          zeroIndex);
+  Value batches = memref::DimOp::create(b, loc, partial, 1);
+  auto launch = gpu::LaunchOp::create(
+      b, loc, queries, constant(type.getDimSize(2)), batches,
+      constant(type.getDimSize(4)), one, one);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  b.setInsertionPoint(gpu::TerminatorOp::create(b, loc));
+  Value column = launch.getThreadIds().x, query = launch.getBlockIds().x,
+        head = launch.getBlockIds().y, batch = launch.getBlockIds().z;
+  auto f32 = [&](double value) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
+  };
+  Value negInf = f32(-INFINITY), zero = f32(0.0);
+  auto logSum = [&](Value r) -> Value {
+    return memref::LoadOp::create(b, loc, lse,
+                                  ValueRange{r, batch, head, query});
+  };
+  auto largest = scf::ForOp::create(
+      b, loc, zeroIndex, ranges, one, ValueRange{negInf},
+      [&](OpBuilder &, Location, Value r, ValueRange state) {
+        scf::YieldOp::create(b, loc,
+                             ValueRange{arith::MaximumFOp::create(
+                                 b, loc, state[0], logSum(r))});
+      });
+  // With no key anywhere every weight is 2^-inf = 0.
+  Value seen = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
+                                     largest.getResult(0), negInf);
+  Value base =
+      arith::SelectOp::create(b, loc, seen, largest.getResult(0), zero);
+  auto sums = scf::ForOp::create(
+      b, loc, zeroIndex, ranges, one, ValueRange{zero, zero},
+      [&](OpBuilder &, Location, Value r, ValueRange state) {
+        Value weight = math::Exp2Op::create(
+            b, loc, arith::SubFOp::create(b, loc, logSum(r), base));
+        Value value = memref::LoadOp::create(
+            b, loc, partial, ValueRange{r, batch, head, query, column});
+        scf::YieldOp::create(
+            b, loc,
+            ValueRange{arith::AddFOp::create(
+                           b, loc, state[0],
+                           arith::MulFOp::create(b, loc, weight, value)),
+                       arith::AddFOp::create(b, loc, state[1], weight)});
+      });
+  Value total = sums.getResult(1);
+  Value positive =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, total, zero);
+  Value result = arith::SelectOp::create(
+      b, loc, positive,
+      arith::DivFOp::create(b, loc, sums.getResult(0), total), zero);
+  memref::StoreOp::create(
+      b, loc,
+      arith::TruncFOp::create(
+          b, loc, cast<MemRefType>(out.getType()).getElementType(), result),
+      out, ValueRange{batch, head, query, column});
 }
 
 /// A memref type for reading `type` in place: any offset and outer strides,
@@ -700,36 +868,85 @@ void writeIntoCopyTarget(BufferAttentionOp op) {
 /// no host branch around it, which would make gpu-async-region wait for
 /// the stream before and after it.
 void launchKernel(IRRewriter &rewriter, BufferAttentionOp op,
-                  int64_t warpRows) {
+                  int64_t warpRows, bool splitKV) {
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   Value q = op.getQuery();
+  MemRefType queryType = op.getQuery().getType();
   MemRefType resultType = op.getResult().getType();
+  int64_t heads = queryType.getDimSize(kHeads);
+  int64_t kvHeads = op.getKey().getType().getDimSize(kHeads);
+  int64_t queries = queryType.getDimSize(kSeq);
   RowSplit split{warpRows, resultType.getDimSize(kHead)};
-  auto constant = [&](int64_t value) {
+  split.packed = splitKV && !ShapedType::isDynamic(queries) && queries > 0 &&
+                 heads / kvHeads * queries <= 16;
+  if (split.packed)
+    split.warpRows = 16;
+  auto constant = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(rewriter, loc, value);
   };
   Value batches = memref::DimOp::create(rewriter, loc, q, kBatch);
-  Value queries = memref::DimOp::create(rewriter, loc, q, kSeq);
-  Value tiles =
-      arith::CeilDivUIOp::create(rewriter, loc, queries, constant(kRows));
-  Value heads = constant(resultType.getDimSize(kHeads));
+  // Grid: (query tiles, heads, batches), or packed (key ranges, KV heads,
+  // batches) with enough ranges for about kTargetBlocks blocks.
+  Value gridX, gridY, ranges, partial, lse;
+  if (split.packed) {
+    Value keys = memref::DimOp::create(rewriter, loc, op.getKey(), kSeq);
+    gridY = constant(kvHeads);
+    Value blocks = arith::MaxUIOp::create(
+        rewriter, loc,
+        arith::MulIOp::create(rewriter, loc, batches, gridY), constant(1));
+    ranges = arith::MaxUIOp::create(
+        rewriter, loc, constant(1),
+        arith::MinUIOp::create(
+            rewriter, loc,
+            arith::CeilDivUIOp::create(rewriter, loc, keys,
+                                       constant(kMinSplitKeys)),
+            arith::CeilDivUIOp::create(rewriter, loc,
+                                       constant(kTargetBlocks), blocks)));
+    gridX = ranges;
+    Type f32 = rewriter.getF32Type();
+    int64_t dynamic = ShapedType::kDynamic;
+    partial = memref::AllocOp::create(
+        rewriter, loc,
+        MemRefType::get({dynamic, dynamic, heads, queries, split.headDim},
+                        f32),
+        ValueRange{ranges, batches});
+    lse = memref::AllocOp::create(
+        rewriter, loc, MemRefType::get({dynamic, dynamic, heads, queries}, f32),
+        ValueRange{ranges, batches});
+  } else {
+    gridX = arith::CeilDivUIOp::create(
+        rewriter, loc, memref::DimOp::create(rewriter, loc, q, kSeq),
+        constant(kRows));
+    gridY = constant(heads);
+  }
   // The tiles in dynamic shared memory: K, V and Q tiles of head dim 128
   // pass the 48 KiB of static shared memory.
   gpu::LaunchOp launch;
   Value shared;
-  std::tie(launch, shared) =
-      createSharedMemoryLaunch(rewriter, loc, {tiles, heads, batches},
-                               split.threads(), split.sharedBytes());
-  auto tile = [&](int64_t rows, int64_t offset) {
-    return sharedView(rewriter, loc, shared, {rows, split.headDim},
-                      resultType.getElementType(), offset);
-  };
-  Value ks = tile(kKeys, 0), vs = tile(kKeys, split.tileBytes());
-  Value qs = split.queryShared() ? tile(kRows, 2 * split.tileBytes()) : Value();
-  KernelBuilder(rewriter, loc, op, split)
-      .build(launch, q, op.getKey(), op.getValue(), op.getKvLengths(),
-             op.getResult(), ks, vs, qs);
+  {
+    OpBuilder::InsertionGuard guard(rewriter);
+    std::tie(launch, shared) =
+        createSharedMemoryLaunch(rewriter, loc, {gridX, gridY, batches},
+                                 split.threads(), split.sharedBytes());
+    auto tile = [&](int64_t rows, int64_t offset) {
+      return sharedView(rewriter, loc, shared, {rows, split.headDim},
+                        resultType.getElementType(), offset);
+    };
+    Value ks = tile(kKeys, 0), vs = tile(kKeys, split.tileBytes());
+    Value qs = split.queryShared()
+                   ? tile(split.blockRows(), 2 * split.tileBytes())
+                   : Value();
+    KernelBuilder(rewriter, loc, op, split)
+        .build(launch, q, op.getKey(), op.getValue(), op.getKvLengths(),
+               op.getResult(), ks, vs, qs, partial, lse);
+  }
+  if (split.packed) {
+    rewriter.setInsertionPointAfter(launch);
+    combineRanges(rewriter, loc, ranges, partial, lse, op.getResult());
+    memref::DeallocOp::create(rewriter, loc, partial);
+    memref::DeallocOp::create(rewriter, loc, lse);
+  }
   rewriter.eraseOp(op);
 }
 
@@ -755,7 +972,7 @@ struct TfmGPULowerBufferAttentionPass
         return signalPassFailure();
       }
       writeIntoCopyTarget(op);
-      launchKernel(rewriter, op, warpRows);
+      launchKernel(rewriter, op, warpRows, splitKV);
     }
   }
 };

@@ -91,15 +91,15 @@ namespace {
 
 class CUDATarget final : public TargetBackend {
 public:
-  CUDATarget(std::unique_ptr<llvm::TargetMachine> host, unsigned optLevel,
-             StringRef chip, StringRef features, bool referenceAttention,
-             ArrayRef<int64_t> matmulTile, int64_t attentionWarpRows)
-      : host(std::move(host)), optLevel(optLevel) {
+  CUDATarget(std::unique_ptr<llvm::TargetMachine> host, StringRef chip,
+             StringRef features, const TargetOptions &options)
+      : host(std::move(host)), optLevel(options.optLevel) {
     pipeline.cudaToolkit = findCUDAToolkit();
-    pipeline.flashAttention = !referenceAttention;
-    pipeline.matmulTile = matmulTile;
-    if (attentionWarpRows)
-      pipeline.attentionWarpRows = attentionWarpRows;
+    pipeline.flashAttention = !options.attention.referenceAttention;
+    pipeline.matmulTile = options.gpuMatmulTile;
+    if (options.gpuAttentionWarpRows)
+      pipeline.attentionWarpRows = options.gpuAttentionWarpRows;
+    pipeline.attentionSplitKV = options.gpuAttentionSplitKV;
     pipeline.chip = chip.str();
     pipeline.features = features.str();
     pipeline.optLevel = optLevel;
@@ -318,8 +318,6 @@ mlir::tfm::createCUDATarget(const TargetOptions &options) {
                                       options.optLevel);
   if (!host)
     return host.takeError();
-  return std::make_unique<CUDATarget>(
-      std::move(*host), options.optLevel, chip, architecture->second,
-      options.attention.referenceAttention, options.gpuMatmulTile,
-      options.gpuAttentionWarpRows);
+  return std::make_unique<CUDATarget>(std::move(*host), chip,
+                                      architecture->second, options);
 }

@@ -1,6 +1,7 @@
 // RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention))" --verify-diagnostics | FileCheck %s
 // RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warp-rows=32}))" --verify-diagnostics | FileCheck %s --check-prefix=ROWS32
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warp-rows=48}))" 2>&1 | FileCheck %s --check-prefix=ROWS48
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{split-kv=true}))" --verify-diagnostics | FileCheck %s --check-prefix=SPLIT
 
 // The kernel of a causal GQA attention with kv lengths, with no host branch
 // around it (an empty grid is the runtime's to skip); blocks of 256 threads over (query tiles of 128, heads,
@@ -72,6 +73,10 @@
 // ROWS32: nvvm.mma.sync
 // ROWS32-COUNT-4: scf.if
 // ROWS48: tfm-gpu-lower-buffer-attention: warp-rows must be 16 or 32, not 48
+// A dynamic query length is not packed, even with split-kv.
+// SPLIT-LABEL: func.func @kernel
+// SPLIT-NOT: memref.alloc
+// SPLIT: gpu.launch {{.*}} threads(%{{.*}}) in (%{{.*}} = %c256
 func.func @kernel(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x?x64xbf16>,
     %v: memref<?x2x?x64xbf16>, %l: memref<?xi32>, %o: memref<?x8x?x64xbf16>) {
   tfm.buffer_attention %q, %k, %v kv_lengths(%l : memref<?xi32>) into %o {mask = #tfm.mask<causal>}
@@ -163,4 +168,79 @@ func.func @result_read_again(%q: memref<1x4x8x64xbf16>, %out: memref<1x4x8x64xbf
   %x = memref.load %alloc[%c0, %c0, %c0, %c0] : memref<1x4x8x64xbf16>
   %y = arith.extf %x : bf16 to f32
   return %y : f32
+}
+
+// -----
+
+// Decode (Sq = 1, 4 query heads a KV head): the usual kernel by default;
+// with split-kv, one warp holds the 4 queries of a KV head's group, the
+// blocks go over (key ranges, KV heads, batch) with enough ranges for
+// about 512 blocks of at least 128 keys, each range writes its f32 rows
+// and their log2 sums, and a block of 64 threads per (query, head, batch)
+// combines them (none when there is one range: the first kernel then
+// stores the result itself).
+// CHECK-LABEL: func.func @decode
+// CHECK-NOT: memref.alloc
+// CHECK: gpu.launch {{.*}} threads(%{{.*}}) in (%{{.*}} = %c256
+// CHECK-NOT: gpu.launch
+// CHECK: return
+// SPLIT-LABEL: func.func @decode
+// SPLIT-SAME: (%[[Q:.*]]: memref<?x8x1x64xbf16>, %[[K:.*]]: memref<?x2x?x64xbf16>, %{{.*}}: memref<?x2x?x64xbf16>, %[[L:.*]]: memref<?xi32>, %[[O:.*]]: memref<?x8x1x64xbf16>)
+// SPLIT-DAG: %[[B:.*]] = memref.dim %[[Q]], %c0
+// SPLIT-DAG: %[[S:.*]] = memref.dim %[[K]], %c2
+// SPLIT: %[[BLOCKS:.*]] = arith.maxui
+// SPLIT: %[[MOST:.*]] = arith.ceildivui %[[S]], %c128
+// SPLIT: %[[WANTED:.*]] = arith.ceildivui %c512{{.*}}, %[[BLOCKS]]
+// SPLIT: %[[FEWER:.*]] = arith.minui %[[MOST]], %[[WANTED]]
+// SPLIT: %[[RANGES:.*]] = arith.maxui %c1{{.*}}, %[[FEWER]]
+// SPLIT: %[[PARTIAL:.*]] = memref.alloc(%[[RANGES]], %[[B]]) : memref<?x?x8x1x64xf32>
+// SPLIT: %[[LSE:.*]] = memref.alloc(%[[RANGES]], %[[B]]) : memref<?x?x8x1xf32>
+// SPLIT: gpu.launch blocks(%[[X:.*]], %{{.*}}, %[[Z:.*]]) in (%[[GX:.*]] = %[[RANGES]], %{{.*}} = %c2{{.*}}, %{{.*}} = %[[B]]) threads(%{{.*}}) in (%{{.*}} = %c32{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) dynamic_shared_memory_size %c16384_i32
+// SPLIT:   memref.load %[[L]][%[[Z]]]
+// SPLIT:   arith.ceildivui %{{.*}}, %[[GX]]
+// SPLIT-COUNT-16: vector.load %[[Q]]
+// SPLIT:   scf.for
+// SPLIT:     nvvm.mma.sync
+// SPLIT:   arith.cmpi eq, %[[GX]], %c1
+// SPLIT:   vector.store {{.*}}, %[[O]]{{.*}} : memref<?x8x1x64xbf16>, vector<2xbf16>
+// SPLIT:   } else {
+// SPLIT:   vector.store {{.*}}, %[[PARTIAL]][%[[X]], %[[Z]], {{.*}}] : memref<?x?x8x1x64xf32>, vector<2xf32>
+// SPLIT:   math.log2
+// SPLIT:   memref.store {{.*}}, %[[LSE]][%[[X]], %[[Z]], {{.*}}] : memref<?x?x8x1xf32>
+// SPLIT: %[[SEVERAL:.*]] = arith.cmpi ugt, %[[RANGES]], %c1
+// SPLIT: %[[QUERIES:.*]] = arith.select %[[SEVERAL]], %c1{{.*}}, %c0
+// SPLIT: gpu.launch blocks({{.*}}) in (%{{.*}} = %[[QUERIES]], %{{.*}} = %c8{{.*}}, %{{.*}}) threads(%{{.*}}) in (%{{.*}} = %c64
+// SPLIT:   scf.for {{.*}} to %[[RANGES]]
+// SPLIT:     memref.load %[[LSE]]
+// SPLIT:     arith.maximumf
+// SPLIT:   scf.for {{.*}} to %[[RANGES]]
+// SPLIT:     math.exp2
+// SPLIT:     memref.load %[[PARTIAL]]
+// SPLIT:   arith.divf
+// SPLIT:   arith.truncf {{.*}} : f32 to bf16
+// SPLIT:   memref.store {{.*}}, %[[O]]
+// SPLIT: memref.dealloc %[[PARTIAL]]
+// SPLIT: memref.dealloc %[[LSE]]
+func.func @decode(%q: memref<?x8x1x64xbf16>, %k: memref<?x2x?x64xbf16>,
+    %v: memref<?x2x?x64xbf16>, %l: memref<?xi32>, %o: memref<?x8x1x64xbf16>) {
+  tfm.buffer_attention %q, %k, %v kv_lengths(%l : memref<?xi32>) into %o
+      : memref<?x8x1x64xbf16>, memref<?x2x?x64xbf16>, memref<?x2x?x64xbf16>
+        into memref<?x8x1x64xbf16>
+  return
+}
+
+// -----
+
+// 5 queries of 4 heads a KV head are 20 rows, more than a warp's 16: not
+// packed.
+// SPLIT-LABEL: func.func @rows_past_a_warp
+// SPLIT-NOT: memref.alloc
+// SPLIT: gpu.launch {{.*}} threads(%{{.*}}) in (%{{.*}} = %c256
+// SPLIT-NOT: gpu.launch
+func.func @rows_past_a_warp(%q: memref<1x8x5x128xbf16>, %k: memref<1x2x300x128xbf16>,
+    %o: memref<1x8x5x128xbf16>) {
+  tfm.buffer_attention %q, %k, %k into %o {mask = #tfm.mask<causal>}
+      : memref<1x8x5x128xbf16>, memref<1x2x300x128xbf16>, memref<1x2x300x128xbf16>
+        into memref<1x8x5x128xbf16>
+  return
 }

@@ -1,7 +1,8 @@
 # The tensor-core attention kernel (tfm-gpu-flash-attention) against the
 # float64 oracle: bf16 and f16, head dims 64 and 128, every mask kind with
 # MHA / GQA (3:1) / MQA, lengths that divide no 64-row or 64-key tile,
-# Sq != Skv (a KV cache's bottom-right alignment, decode), kv_lengths with
+# Sq != Skv (a KV cache's bottom-right alignment, decode, decode split
+# into key ranges under split-kv), kv_lengths with
 # an empty and a partial batch, rows that see no key, |scores| in the
 # thousands, scale and softcap, dynamic shapes at two sizes.
 # Run by test/Integration/GPU/ops.test (and scripts/gpu-tests.sh) with
@@ -36,6 +37,19 @@ for element in ("bf16", "f16"):
                       element=element, mask="causal")
         add_attention(f"{tag}_decode_1000", 1, 8, 1, 1, 1000, dim,
                       element=element, mask="causal")
+        # Decode shapes that split-kv packs (a KV head's queries in at most
+        # 16 rows) and splits into several key ranges: lengths with an
+        # empty batch, a window that leaves most ranges without keys, 2
+        # queries of 8 heads (16 rows), a group of 16 at 4100 keys.
+        add_attention(f"{tag}_decode_gqa_kv_lengths", 3, 8, 2, 1, 700, dim,
+                      element=element, mask="causal",
+                      kv_lengths=[700, 0, 333])
+        add_attention(f"{tag}_decode_window_300", 1, 4, 1, 1, 1500, dim,
+                      element=element, mask=("sliding_window", 300))
+        add_attention(f"{tag}_decode_two_queries", 2, 16, 2, 2, 517, dim,
+                      element=element, mask="causal")
+        add_attention(f"{tag}_decode_group_16_softcap", 1, 16, 1, 1, 4100,
+                      dim, element=element, mask="causal", softcap=20.0)
         add_attention(f"{tag}_band_sq_gt_skv", 1, 4, 2, 100, 65, dim,
                       element=element, mask=("band", 3, 2))
         # Padding: one empty batch (its rows see nothing), one partial.
