@@ -907,6 +907,17 @@ def TfmGPUTensorCoreMatmulPass
       c ^ ((r / rows-per-128-bytes) mod chunks-per-row), so that ldmatrix
       reads are free of bank conflicts.
 
+    A projection of 1 to 8 rows (decode: a row a sequence) goes to a
+    second kernel instead, which streams B through every multiprocessor
+    (the tiles would give it N / 128 or N / 256 blocks): blocks of 4
+    warps, a pair of columns each; a lane loads 16 bytes of K of the two
+    rows of B and of each row of A at a time (B's for 4 steps before any
+    product), multiplies and adds them in f32, the warp's sums are reduced
+    by shuffles, and lane 0 stores each row's pair, or the epilogue's
+    values. With a dynamic row count both kernels are launched, each with
+    an empty grid when the rows are the other's (the runtime skips those;
+    no host branch); a static count builds only its kernel.
+
     Other contractions keep the generic mapping.
   }];
   let options = [

@@ -8,7 +8,8 @@
 // are mma.sync m16n8k16 fed by ldmatrix (or wgmma on sm_90a), accumulated
 // in f32 registers; C is written once, or not at all when the kernel
 // computes the elementwise op that alone reads it (its epilogue: rounding,
-// residual, act(gate) · up) as it stores.
+// residual, act(gate) · up) as it stores. Projections of at most
+// kFewRows rows run on the few-rows kernel (FewRowsMatmul.cpp) instead.
 //
 // Shared rows are `step` elements (chunks of 16 bytes); chunk c of row r is
 // stored at c ^ ((r / rows per 128 bytes) mod chunks per row), so that the
@@ -18,6 +19,7 @@
 
 #include "tfm/Codegen/Passes.h"
 
+#include "Projection.h"
 #include "TensorCoreBuilder.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -131,23 +133,6 @@ std::string checkTiling(const Tiling &t) {
            std::to_string(maxBytes) + ")";
   return "";
 }
-
-/// A projection the kernel computes.
-struct Projection {
-  linalg::GenericOp contraction;
-  /// The zero fill of C right before, if any: then the accumulators start
-  /// at zero and the fill goes; else they start from C's values.
-  linalg::FillOp fill;
-  Value a, b, c;
-  int64_t k;
-  /// The elementwise op that alone reads C (directly or through the
-  /// expand_shape `view`), its other operands of C's shape, if any: the
-  /// rounding to bf16/f16, with a residual added, or act(gate) · up for the
-  /// later of gate and up. The kernel computes it as it stores, into its
-  /// output, and C's f32 values are never stored.
-  linalg::GenericOp epilogue;
-  memref::ExpandShapeOp view;
-};
 
 /// Whether the innermost stride of `type` is 1.
 bool isRowContiguous(MemRefType type) {
@@ -326,10 +311,6 @@ private:
   /// 128-byte swizzle (what swizzle() stores: chunk c of row r at
   /// c ^ (r mod 8)), 8-row groups 1024 bytes apart.
   Value descriptor(Value tiles, Value stage, Value row, int64_t kk);
-  /// The epilogue's values at [row, column] and [row, column + 1], whose
-  /// sums are `sums`, as a vector of 2.
-  Value epiloguePair(ArrayRef<Value> operands, ArrayRef<Value> sums,
-                     Value row, Value column);
 
   const Projection &p;
   const Tiling &t;
@@ -452,34 +433,6 @@ void MatmulKernelBuilder::warpgroupStep(Value stage,
   for (size_t i = 0; i < acc.size(); ++i)
     acc[i] = LLVM::ExtractValueOp::create(b, loc, packed,
                                           ArrayRef<int64_t>{int64_t(i)});
-}
-
-Value MatmulKernelBuilder::epiloguePair(ArrayRef<Value> operands,
-                                        ArrayRef<Value> sums, Value row,
-                                        Value column) {
-  linalg::GenericOp epilogue = p.epilogue;
-  Block &body = epilogue.getRegion().front();
-  SmallVector<Value> pairs;
-  for (auto [input, operand] : llvm::zip(epilogue.getDpsInputs(), operands)) {
-    Type type = cast<MemRefType>(input.getType()).getElementType();
-    pairs.push_back(operand ? vector::LoadOp::create(
-                                  b, loc, VectorType::get({2}, type), operand,
-                                  ValueRange{row, column})
-                            : Value());
-  }
-  SmallVector<Value> values;
-  for (int64_t e = 0; e < 2; ++e) {
-    IRMapping map;
-    for (auto [i, pair] : llvm::enumerate(pairs))
-      map.map(body.getArgument(i),
-              pair ? vector::ExtractOp::create(b, loc, pair, e).getResult()
-                   : sums[e]);
-    for (Operation &op : body.without_terminator())
-      b.clone(op, map);
-    values.push_back(map.lookupOrDefault(body.getTerminator()->getOperand(0)));
-  }
-  return vector::FromElementsOp::create(
-      b, loc, VectorType::get({2}, values[0].getType()), values);
 }
 
 void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
@@ -634,7 +587,7 @@ void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
         int64_t at = (mt * nTiles + nt) * 4 + half * 2;
         SmallVector<Value> sums = {loop.getResult(at), loop.getResult(at + 1)};
         Value pair =
-            p.epilogue ? epiloguePair(operands, sums, row, column)
+            p.epilogue ? evaluateEpilogue(b, loc, p, operands, sums, row, column)
                        : vector::FromElementsOp::create(b, loc, pairType, sums);
         vector::StoreOp::create(b, loc, pair, out, ValueRange{row, column});
       }
@@ -667,26 +620,55 @@ void launchKernel(IRRewriter &rewriter, Projection p, const Tiling &t) {
   auto constant = [&](int64_t value) {
     return arith::ConstantIndexOp::create(rewriter, loc, value);
   };
-  Value columns = constant(cast<MemRefType>(p.c.getType()).getDimSize(1));
-  Value one = constant(1);
-  // One block per tile, in a one-dimensional grid (the kernel orders the
-  // tiles); the stages in dynamic shared memory.
-  Value blocks = arith::MulIOp::create(
-      rewriter, loc,
-      arith::CeilDivUIOp::create(rewriter, loc, columns,
-                                 constant(t.blockColumns)),
-      arith::CeilDivUIOp::create(rewriter, loc, rows, constant(t.blockRows)));
-  gpu::LaunchOp launch;
-  Value shared;
-  std::tie(launch, shared) = createSharedMemoryLaunch(
-      rewriter, loc, {blocks, one, one}, t.threads(), t.sharedBytes());
-  auto tiles = [&](int64_t rows, int64_t offset) {
-    return sharedView(rewriter, loc, shared, {t.stages, rows, t.step},
-                      element, offset);
-  };
-  Value as = tiles(t.blockRows, 0);
-  Value bs = tiles(t.blockColumns, t.stages * t.blockRows * t.step * 2);
-  MatmulKernelBuilder(rewriter, loc, p, t).build(launch, as, bs, operands);
+  int64_t columnCount = cast<MemRefType>(p.c.getType()).getDimSize(1);
+  Value columns = constant(columnCount);
+  Value one = constant(1), zero = constant(0);
+  // 1 to kFewRows rows go to the few-rows kernel, more to the tiles: each
+  // kernel's grid is empty when the rows are the other's (no host branch),
+  // and a kernel the static row count rules out is not built.
+  int64_t staticRows = cast<MemRefType>(p.a.getType()).getDimSize(0);
+  bool dynamicRows = ShapedType::isDynamic(staticRows);
+  if (dynamicRows || staticRows > kFewRows) {
+    // One block per tile, in a one-dimensional grid (the kernel orders the
+    // tiles); the stages in dynamic shared memory.
+    Value blocks = arith::MulIOp::create(
+        rewriter, loc,
+        arith::CeilDivUIOp::create(rewriter, loc, columns,
+                                   constant(t.blockColumns)),
+        arith::CeilDivUIOp::create(rewriter, loc, rows,
+                                   constant(t.blockRows)));
+    if (dynamicRows)
+      blocks = arith::SelectOp::create(
+          rewriter, loc,
+          arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ugt,
+                                rows, constant(kFewRows)),
+          blocks, zero);
+    OpBuilder::InsertionGuard guard(rewriter);
+    gpu::LaunchOp launch;
+    Value shared;
+    std::tie(launch, shared) = createSharedMemoryLaunch(
+        rewriter, loc, {blocks, one, one}, t.threads(), t.sharedBytes());
+    auto tiles = [&](int64_t rows, int64_t offset) {
+      return sharedView(rewriter, loc, shared, {t.stages, rows, t.step},
+                        element, offset);
+    };
+    Value as = tiles(t.blockRows, 0);
+    Value bs = tiles(t.blockColumns, t.stages * t.blockRows * t.step * 2);
+    MatmulKernelBuilder(rewriter, loc, p, t).build(launch, as, bs, operands);
+  }
+  if (dynamicRows || staticRows <= kFewRows) {
+    // Rows in [1, kFewRows]: rows - 1 < kFewRows, unsigned.
+    Value blocks = constant(staticRows == 0 ? 0 : fewRowsBlocks(columnCount));
+    if (dynamicRows)
+      blocks = arith::SelectOp::create(
+          rewriter, loc,
+          arith::CmpIOp::create(
+              rewriter, loc, arith::CmpIPredicate::ult,
+              arith::SubIOp::create(rewriter, loc, rows, one),
+              constant(kFewRows)),
+          blocks, zero);
+    buildFewRowsKernel(rewriter, loc, p, blocks, operands);
+  }
   if (p.epilogue)
     rewriter.eraseOp(p.epilogue);
   if (p.view)
@@ -746,3 +728,33 @@ struct TfmGPUTensorCoreMatmulPass
 };
 
 } // namespace
+
+Value mlir::tfm::evaluateEpilogue(OpBuilder &b, Location loc,
+                                  const Projection &p,
+                                  ArrayRef<Value> operands,
+                                  ArrayRef<Value> sums, Value row,
+                                  Value column) {
+  linalg::GenericOp epilogue = p.epilogue;
+  Block &body = epilogue.getRegion().front();
+  SmallVector<Value> pairs;
+  for (auto [input, operand] : llvm::zip(epilogue.getDpsInputs(), operands)) {
+    Type type = cast<MemRefType>(input.getType()).getElementType();
+    pairs.push_back(operand ? vector::LoadOp::create(
+                                  b, loc, VectorType::get({2}, type), operand,
+                                  ValueRange{row, column})
+                            : Value());
+  }
+  SmallVector<Value> values;
+  for (int64_t e = 0; e < 2; ++e) {
+    IRMapping map;
+    for (auto [i, pair] : llvm::enumerate(pairs))
+      map.map(body.getArgument(i),
+              pair ? vector::ExtractOp::create(b, loc, pair, e).getResult()
+                   : sums[e]);
+    for (Operation &op : body.without_terminator())
+      b.clone(op, map);
+    values.push_back(map.lookupOrDefault(body.getTerminator()->getOperand(0)));
+  }
+  return vector::FromElementsOp::create(
+      b, loc, VectorType::get({2}, values[0].getType()), values);
+}

@@ -18,7 +18,12 @@
 // which the runtime skips); each block finds its tile in the grouped
 // order; 4 stages of [64, 32] A and B tiles in 32 KiB of dynamic shared
 // memory; cp.async three steps ahead; ldmatrix and mma.sync in the K loop;
-// C stored two floats at a time inside its bounds. The fill goes.
+// C stored two floats at a time inside its bounds. Its grid is empty for 8
+// rows or fewer: those go to the few-rows kernel after it, blocks of 4
+// warps, a pair of columns each (13 blocks for 100 columns), whose grid is
+// empty otherwise; its lanes load 8 elements of K of each of W's two rows
+// and of each row of X (16-byte loads), multiply-add them in f32, sum them
+// across the warp, and lane 0 stores each row's pair. The fill goes.
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (n, k)>
 #c = affine_map<(m, n, k) -> (m, n)>
@@ -30,8 +35,10 @@
 // CHECK: %[[COLUMN_BLOCKS:.*]] = arith.ceildivui %{{.*}}, %c64
 // CHECK: %[[ROW_BLOCKS:.*]] = arith.ceildivui %[[M]], %c64
 // CHECK: %[[BLOCKS:.*]] = arith.muli %[[COLUMN_BLOCKS]], %[[ROW_BLOCKS]]
+// CHECK: %[[MANY:.*]] = arith.cmpi ugt, %[[M]], %c8
+// CHECK: %[[TILED:.*]] = arith.select %[[MANY]], %[[BLOCKS]], %c0
 // CHECK: %[[BYTES:.*]] = arith.constant 32768 : i32
-// CHECK: gpu.launch blocks(%[[BX:.*]], %[[BY:.*]], %{{.*}}) in (%{{.*}} = %[[BLOCKS]], %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) threads(%{{.*}}) in (%{{.*}} = %c128{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) dynamic_shared_memory_size %[[BYTES]]
+// CHECK: gpu.launch blocks(%[[BX:.*]], %[[BY:.*]], %{{.*}}) in (%{{.*}} = %[[TILED]], %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) threads(%{{.*}}) in (%{{.*}} = %c128{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) dynamic_shared_memory_size %[[BYTES]]
 // CHECK: %[[DYNAMIC:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
 // CHECK: %[[AS:.*]] = memref.view %[[DYNAMIC]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<4x64x32xbf16, #gpu.address_space<workgroup>>
 // CHECK: %[[BS:.*]] = memref.view %[[DYNAMIC]][%c16384][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<4x64x32xbf16, #gpu.address_space<workgroup>>
@@ -57,6 +64,18 @@
 // CHECK:   scf.yield
 // CHECK: scf.if
 // CHECK:   vector.store %{{.*}}, %[[C]][%{{.*}}, %{{.*}}] : memref<?x100xf32>, vector<2xf32>
+// CHECK: gpu.terminator
+// CHECK: %[[LESS:.*]] = arith.subi %[[M]], %c1
+// CHECK: %[[FEW:.*]] = arith.cmpi ult, %[[LESS]], %c8
+// CHECK: %[[FEW_BLOCKS:.*]] = arith.select %[[FEW]], %c13, %c0
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %[[FEW_BLOCKS]], %{{.*}}) threads({{.*}}) in (%{{.*}} = %c128{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) {
+// CHECK:   scf.for
+// CHECK:     vector.load %[[W]]{{.*}} {alignment = 16 : i64} : memref<100x256xbf16>, vector<8xbf16>
+// CHECK:     vector.load %[[W]]
+// CHECK-COUNT-8: vector.load %[[X]]{{.*}} {alignment = 16 : i64} : memref<?x256xbf16>, vector<8xbf16>
+// CHECK:   gpu.shuffle xor
+// CHECK:   scf.if
+// CHECK-COUNT-8: vector.store %{{.*}}, %[[C]][%{{.*}}, %{{.*}}] : memref<?x100xf32>, vector<2xf32>
 // CHECK-NOT: linalg.generic
 
 // With tile=64,128,64,3,32,64: 4 warps of 32x64 over 64x128 tiles, 3
@@ -293,7 +312,8 @@ func.func @wide(%x: memref<?x64xbf16>, %w: memref<1536x64xbf16>, %c: memref<?x15
 // o_proj's epilogue, the residual added to the rounded result, over [B, S,
 // N] views, its output allocated after the projection: the kernel runs
 // where the epilogue was, reads the residual two values at a time through
-// its [M, N] view, and writes the sum's [M, N] view.
+// its [M, N] view, and writes the sum's [M, N] view; the few-rows kernel
+// evaluates the same epilogue in its stores.
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (n, k)>
 #c = affine_map<(m, n, k) -> (m, n)>
@@ -309,6 +329,11 @@ func.func @wide(%x: memref<?x64xbf16>, %w: memref<1536x64xbf16>, %c: memref<?x15
 // CHECK:   arith.truncf %{{.*}} : f32 to bf16
 // CHECK:   arith.addf %{{.*}} : bf16
 // CHECK:   vector.extract %[[PAIR]][1]
+// CHECK:   vector.store %{{.*}}, %[[SUMS]]
+// CHECK: gpu.launch
+// CHECK:   gpu.shuffle xor
+// CHECK:   vector.load %[[XS]][%{{.*}}, %{{.*}}] : memref<?x64xbf16>, vector<2xbf16>
+// CHECK:   arith.addf %{{.*}} : bf16
 // CHECK:   vector.store %{{.*}}, %[[SUMS]]
 // CHECK-NOT: linalg.generic
 // CHECK: return %[[SUM]]
@@ -460,5 +485,58 @@ func.func @not_epilogues(%x: memref<64x64xbf16>, %w: memref<64x64xbf16>, %r: mem
   }
   memref.dealloc %c1 : memref<64x64xf32>
   memref.dealloc %c2 : memref<64x64xf32>
+  return
+}
+
+// -----
+
+// A static row count builds one kernel: 4 rows the few-rows kernel alone
+// (K = 40: the lanes past K in the one step add nothing), 16 rows the
+// tiles alone. C's values (a bias) are the starting sums, added to the
+// warp's sums before the store.
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+#c = affine_map<(m, n, k) -> (m, n)>
+// CHECK-LABEL: func.func @few_rows_static
+// CHECK-SAME: %[[C:[^:]*]]: memref<4x64xf32>)
+// CHECK-NOT: dynamic_shared_memory_size
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c8{{.*}}, %{{.*}}) threads({{.*}}) in (%{{.*}} = %c128
+// CHECK:   scf.for
+// CHECK:     arith.cmpi slt, %{{.*}}, %c40
+// CHECK:     scf.if
+// CHECK:       vector.reduction <add>
+// CHECK:   %[[START:.*]] = vector.load %[[C]]{{.*}} : memref<4x64xf32>, vector<2xf32>
+// CHECK:   vector.extract %[[START]][0]
+// CHECK:   vector.store %{{.*}}, %[[C]]
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func @few_rows_static(%x: memref<4x40xbf16>, %w: memref<64x40xbf16>, %c: memref<4x64xf32>) {
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<4x40xbf16>, memref<64x40xbf16>) outs(%c : memref<4x64xf32>) {
+  ^bb0(%in: bf16, %in_0: bf16, %out: f32):
+    %0 = arith.extf %in : bf16 to f32
+    %1 = arith.extf %in_0 : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %out, %2 : f32
+    linalg.yield %3 : f32
+  }
+  return
+}
+// CHECK-LABEL: func.func @many_rows_static
+// CHECK: gpu.launch {{.*}} dynamic_shared_memory_size
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func @many_rows_static(%x: memref<16x64xbf16>, %w: memref<64x64xbf16>, %c: memref<16x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<16x64xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<16x64xbf16>, memref<64x64xbf16>) outs(%c : memref<16x64xf32>) {
+  ^bb0(%in: bf16, %in_0: bf16, %out: f32):
+    %0 = arith.extf %in : bf16 to f32
+    %1 = arith.extf %in_0 : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %out, %2 : f32
+    linalg.yield %3 : f32
+  }
   return
 }

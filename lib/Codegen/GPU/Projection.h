@@ -1,0 +1,66 @@
+//===- Projection.h - a projection the GPU kernels compute ------*- C++ -*-===//
+//
+// What tfm-gpu-tensor-core-matmul matches (TensorCoreMatmul.cpp) and the
+// kernels it builds share: the bufferized projection with its fill and
+// epilogue, the epilogue's evaluation at a pair of columns, and the kernel
+// of few rows (FewRowsMatmul.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFM_LIB_CODEGEN_GPU_PROJECTION_H
+#define TFM_LIB_CODEGEN_GPU_PROJECTION_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+namespace mlir::gpu {
+class LaunchOp;
+} // namespace mlir::gpu
+
+namespace mlir::tfm {
+
+/// A projection C[m, n] += A[m, k] · B[n, k] into an f32 C (bf16 or f16 A
+/// and B, rows contiguous, K a multiple of 8, N even).
+struct Projection {
+  linalg::GenericOp contraction;
+  /// The zero fill of C right before, if any: then the sums start at zero
+  /// and the fill goes; else they start from C's values.
+  linalg::FillOp fill;
+  Value a, b, c;
+  int64_t k;
+  /// The elementwise op that alone reads C (directly or through the
+  /// expand_shape `view`), its other operands of C's shape, if any: the
+  /// rounding to bf16/f16, with a residual added, or act(gate) · up for the
+  /// later of gate and up. The kernel computes it as it stores, into its
+  /// output, and C's f32 values are never stored.
+  linalg::GenericOp epilogue;
+  memref::ExpandShapeOp view;
+};
+
+/// Projections of at most this many rows (decode: a row a sequence) run on
+/// the few-rows kernel, which streams the weights through all the
+/// multiprocessors, rather than on tensor-core tiles of 64 or 128 rows,
+/// whose few blocks would each stream a wide strip of them.
+constexpr int64_t kFewRows = 8;
+
+/// The values of `p`'s epilogue at [row, column] and [row, column + 1],
+/// whose sums are `sums`, as a vector of 2; `operands` are [M, N] views of
+/// the epilogue's operands (null for C's sums).
+Value evaluateEpilogue(OpBuilder &b, Location loc, const Projection &p,
+                       ArrayRef<Value> operands, ArrayRef<Value> sums,
+                       Value row, Value column);
+
+/// A gpu.launch of `blocks` blocks computing `p` when it has at most
+/// kFewRows rows: a warp per pair of columns, each lane 8 elements of K
+/// at a time, 16-byte loads of B's two rows and of each row of A, f32 sums
+/// reduced across the warp, the result (or the epilogue's values, into
+/// `operands.back()`) stored by lane 0. `blocks`: fewRowsBlocks(...) or 0.
+void buildFewRowsKernel(OpBuilder &b, Location loc, const Projection &p,
+                        Value blocks, ArrayRef<Value> operands);
+
+/// The blocks of the few-rows kernel for `columns` columns.
+int64_t fewRowsBlocks(int64_t columns);
+
+} // namespace mlir::tfm
+
+#endif // TFM_LIB_CODEGEN_GPU_PROJECTION_H
