@@ -24,8 +24,8 @@ using namespace mlir::tfm;
 
 namespace {
 
-constexpr int64_t kWarps = 4;  // a block's warps, a pair of columns each
-constexpr int64_t kChunk = 8;  // elements of K a lane loads at a time
+constexpr int64_t kWarps = 4; // a block's warps, a pair of columns each
+constexpr int64_t kChunk = 8; // elements of K a lane loads at a time
 constexpr int64_t kSpan = 32 * kChunk; // elements of K a warp loads at a time
 /// Steps whose weights are loaded before any is multiplied: 2·kUnroll
 /// loads of 16 bytes in flight a lane.
@@ -64,15 +64,15 @@ Value FewRowsBuilder::loadChunk(Value memref, Value row, Value k) {
       b, loc, VectorType::get({kChunk}, b.getF32Type()), chunk);
 }
 
-SmallVector<Value> FewRowsBuilder::accumulate(ArrayRef<Value> weights,
-                                              Value k, ValueRange sums) {
+SmallVector<Value> FewRowsBuilder::accumulate(ArrayRef<Value> weights, Value k,
+                                              ValueRange sums) {
   SmallVector<Value> next;
   Type f32Type = b.getF32Type();
   for (int64_t m = 0; m < kFewRows; ++m) {
-    auto exists = scf::IfOp::create(
-        b, loc, TypeRange{f32Type, f32Type},
-        cmp(arith::CmpIPredicate::slt, index(m), rows),
-        /*withElseRegion=*/true);
+    auto exists =
+        scf::IfOp::create(b, loc, TypeRange{f32Type, f32Type},
+                          cmp(arith::CmpIPredicate::slt, index(m), rows),
+                          /*withElseRegion=*/true);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(exists.thenBlock());
@@ -123,43 +123,43 @@ void FewRowsBuilder::build(gpu::LaunchOp launch, ArrayRef<Value> operands) {
   SmallVector<Value> sums(2 * kFewRows, f32(0.0));
   if (grouped > 0) {
     auto unrolled = scf::ForOp::create(
-      b, loc, index(0), index(grouped), index(kUnroll), sums,
-      [&](OpBuilder &, Location, Value step, ValueRange state) {
-        SmallVector<Value> ks;
-        SmallVector<SmallVector<Value>> weights;
-        for (int64_t u = 0; u < kUnroll; ++u) {
-          ks.push_back(add(mul(add(step, u), kSpan), laneK));
-          weights.push_back(weightsAt(ks.back()));
-        }
-        SmallVector<Value> next(state);
-        for (int64_t u = 0; u < kUnroll; ++u)
-          next = accumulate(weights[u], ks[u], next);
-        scf::YieldOp::create(b, loc, next);
-      });
+        b, loc, index(0), index(grouped), index(kUnroll), sums,
+        [&](OpBuilder &, Location, Value step, ValueRange state) {
+          SmallVector<Value> ks;
+          SmallVector<SmallVector<Value>> weights;
+          for (int64_t u = 0; u < kUnroll; ++u) {
+            ks.push_back(add(mul(add(step, u), kSpan), laneK));
+            weights.push_back(weightsAt(ks.back()));
+          }
+          SmallVector<Value> next(state);
+          for (int64_t u = 0; u < kUnroll; ++u)
+            next = accumulate(weights[u], ks[u], next);
+          scf::YieldOp::create(b, loc, next);
+        });
     sums.assign(unrolled.getResults().begin(), unrolled.getResults().end());
   }
   if (steps > grouped) {
     auto rest = scf::ForOp::create(
-      b, loc, index(grouped), index(steps), index(1), sums,
-      [&](OpBuilder &, Location, Value step, ValueRange state) {
-        Value k = add(mul(step, kSpan), laneK);
-        if (p.k % kSpan == 0) {
-          scf::YieldOp::create(b, loc, accumulate(weightsAt(k), k, state));
-          return;
-        }
-        auto within = scf::IfOp::create(
-            b, loc, TypeRange(state),
-            cmp(arith::CmpIPredicate::slt, k, index(p.k)),
-            /*withElseRegion=*/true);
-        {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(within.thenBlock());
-          scf::YieldOp::create(b, loc, accumulate(weightsAt(k), k, state));
-          b.setInsertionPointToStart(within.elseBlock());
-          scf::YieldOp::create(b, loc, state);
-        }
-        scf::YieldOp::create(b, loc, within.getResults());
-      });
+        b, loc, index(grouped), index(steps), index(1), sums,
+        [&](OpBuilder &, Location, Value step, ValueRange state) {
+          Value k = add(mul(step, kSpan), laneK);
+          if (p.k % kSpan == 0) {
+            scf::YieldOp::create(b, loc, accumulate(weightsAt(k), k, state));
+            return;
+          }
+          auto within =
+              scf::IfOp::create(b, loc, TypeRange(state),
+                                cmp(arith::CmpIPredicate::slt, k, index(p.k)),
+                                /*withElseRegion=*/true);
+          {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(within.thenBlock());
+            scf::YieldOp::create(b, loc, accumulate(weightsAt(k), k, state));
+            b.setInsertionPointToStart(within.elseBlock());
+            scf::YieldOp::create(b, loc, state);
+          }
+          scf::YieldOp::create(b, loc, within.getResults());
+        });
     sums.assign(rest.getResults().begin(), rest.getResults().end());
   }
   SmallVector<Value> totals;
@@ -168,8 +168,8 @@ void FewRowsBuilder::build(gpu::LaunchOp launch, ArrayRef<Value> operands) {
 
   // Lane 0 stores each row's pair: C's values (a bias) added where no fill
   // zeroed C, then the epilogue if any.
-  auto first = scf::IfOp::create(
-      b, loc, cmp(arith::CmpIPredicate::eq, lane, index(0)));
+  auto first =
+      scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::eq, lane, index(0)));
   b.setInsertionPointToStart(first.thenBlock());
   auto pairType = VectorType::get({2}, b.getF32Type());
   Value out = p.epilogue ? operands.back() : p.c;
@@ -179,18 +179,17 @@ void FewRowsBuilder::build(gpu::LaunchOp launch, ArrayRef<Value> operands) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(exists.thenBlock());
     Value row = index(m);
-    SmallVector<Value> sums = {totals[2 * m], totals[2 * m + 1]};
+    SmallVector<Value> rowSums = {totals[2 * m], totals[2 * m + 1]};
     if (!p.fill) {
       Value start = vector::LoadOp::create(b, loc, pairType, p.c,
                                            ValueRange{row, column});
       for (int64_t e = 0; e < 2; ++e)
-        sums[e] = arith::AddFOp::create(
-            b, loc, vector::ExtractOp::create(b, loc, start, e), sums[e]);
+        rowSums[e] = arith::AddFOp::create(
+            b, loc, vector::ExtractOp::create(b, loc, start, e), rowSums[e]);
     }
     Value pair =
-        p.epilogue
-            ? evaluateEpilogue(b, loc, p, operands, sums, row, column)
-            : vector::FromElementsOp::create(b, loc, pairType, sums);
+        p.epilogue ? evaluateEpilogue(b, loc, p, operands, rowSums, row, column)
+                   : vector::FromElementsOp::create(b, loc, pairType, rowSums);
     vector::StoreOp::create(b, loc, pair, out, ValueRange{row, column});
   }
 }
