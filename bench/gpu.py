@@ -15,6 +15,12 @@
   PyTorch's choice of backend); tfm's usual kernel and its split-KV form
   (--gpu-attention-split-kv), each also timed by its kernels alone. GB/s
   count the K and V bytes read once.
+- step: one generated token of issue 16's model (decode, bf16) with KV
+  caches holding 4096 positions, batch 1 and 8, against a PyTorch eager
+  decode step on the same caches (the Hugging Face math with a static
+  cache: the new k and v written at the position, SDPA with enable_gqa
+  over the cache), for the model compiled as usual and with
+  --gpu-attention-split-kv; tfm's kernels timed alone too.
 - model: issue 16's whole-model prefill, bf16 (bench/model.py's FULL
   LLaMA-style description, 2 layers, d_model 2048, 32/4 heads, d_ff 5632,
   vocab 32000), B = 1, S = 2048, every position's logits, against the same
@@ -32,7 +38,7 @@
                                   (projections-R,C,K,S,WR,WC.so), each
                                   warp-rows the attention
                                   (attention-N.so)
-  gpu.py run DIR [attention] [projections] [decode] [model]
+  gpu.py run DIR [attention] [projections] [decode] [step] [model]
                                   on the GPU machine: both sides' figures,
                                   each tfm result checked against PyTorch's
                                   (the projections and attention of every
@@ -119,6 +125,9 @@ def prepare(directory, tilings, warp_rows, arch="sm_90a"):
     from model import FULL
     compiler.compile_model(dict(FULL, dtype="bf16"), directory / "model.so",
                            flags=flags)
+    compiler.compile_model(dict(FULL, dtype="bf16"),
+                           directory / "model-split-kv.so",
+                           flags=flags + ["--gpu-attention-split-kv"])
     print(f"prepared {directory}")
 
 
@@ -169,6 +178,123 @@ def run_model(directory, length=2048):
           f"torch's time / tfm's {ms / tms:.2f}, error {error:.1e}")
     return {"length": length, "torch_ms": ms, "tfm_ms": tms, "tfm_kernel_ms": kms,
             "error": error}
+
+
+STEP_CACHED = 4096
+STEP_BATCHES = (1, 8)
+
+
+def torch_decode_step(config, w, ids, position, caches):
+    """Logits of one decode step ([B, vocab]) in PyTorch eager: the Hugging
+    Face LLaMA math for one new token a sequence at `position`, its k and v
+    written into `caches` ([layer] -> (k, v) of [B, Hkv, capacity, D]),
+    attention over positions 0..position."""
+    import torch
+    import torch.nn.functional as F
+    heads, kv_heads = config["num_heads"], config["num_kv_heads"]
+    head_dim = config["d_model"] // heads
+    device, dtype = ids.device, w["model.embed_tokens.weight"].dtype
+    batch = ids.shape[0]
+    inverse = 1.0 / 10000.0 ** (torch.arange(0, head_dim, 2, device=device).double()
+                                / head_dim)
+    angles = position * inverse
+    cos = torch.cat([angles.cos()] * 2).to(dtype)
+    sin = torch.cat([angles.sin()] * 2).to(dtype)
+
+    def norm(x, weight):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5) * weight
+
+    def rope(x):
+        first, second = x.chunk(2, dim=-1)
+        return x * cos + torch.cat((-second, first), dim=-1) * sin
+
+    with torch.no_grad():
+        x = w["model.embed_tokens.weight"][ids]  # [B, d]
+        for layer in range(config["num_layers"]):
+            p = f"model.layers.{layer}."
+            h = norm(x, w[p + "input_layernorm.weight"])
+            q = rope((h @ w[p + "self_attn.q_proj.weight"].T).view(batch, heads, 1, head_dim))
+            k = rope((h @ w[p + "self_attn.k_proj.weight"].T).view(batch, kv_heads, 1, head_dim))
+            v = (h @ w[p + "self_attn.v_proj.weight"].T).view(batch, kv_heads, 1, head_dim)
+            k_cache, v_cache = caches[layer]
+            k_cache[:, :, position:position + 1] = k
+            v_cache[:, :, position:position + 1] = v
+            attention = F.scaled_dot_product_attention(
+                q, k_cache[:, :, :position + 1], v_cache[:, :, :position + 1],
+                enable_gqa=True).reshape(batch, -1)
+            x = x + attention @ w[p + "self_attn.o_proj.weight"].T
+            h = norm(x, w[p + "post_attention_layernorm.weight"])
+            gate = F.silu(h @ w[p + "mlp.gate_proj.weight"].T)
+            x = x + (gate * (h @ w[p + "mlp.up_proj.weight"].T)) @ w[p + "mlp.down_proj.weight"].T
+        head = w.get("lm_head.weight", w["model.embed_tokens.weight"])
+        return norm(x, w["model.norm.weight"]) @ head.T
+
+
+def run_step(directory):
+    """One decode step at STEP_CACHED cached positions, tfm against
+    PyTorch eager, on the same weights and cache contents."""
+    import torch
+    from model import FULL
+    from tfm import runtime
+    config = dict(FULL, dtype="bf16")
+    variants = libraries(directory, "model")
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    decode = next(iter(variants.values()))["decode"]
+    weights = {}
+    for spec in decode.inputs:
+        name, shape = spec["name"], spec["shape"]
+        if name.startswith("model.") or name == "lm_head.weight":
+            scale = 0.1 if len(shape) == 1 else shape[-1] ** -0.5
+            weights[name] = (torch.randn(shape, device="cuda", generator=gen) * scale
+                             + (len(shape) == 1)).to(torch.bfloat16)
+    heads, kv_heads = config["num_heads"], config["num_kv_heads"]
+    head_dim = config["d_model"] // heads
+    wrap = runtime.DeviceArray.wrap
+    print(f"{'B':>2} {'cached':>6} {'torch ms':>9}  tfm ms  kernels ms  x torch  error  form")
+    results = []
+    for batch in STEP_BATCHES:
+        capacity = STEP_CACHED + 1
+        start = [tuple(torch.randn(batch, kv_heads, capacity, head_dim, device="cuda",
+                                   generator=gen).to(torch.bfloat16) for _ in range(2))
+                 for _ in range(config["num_layers"])]
+        ids = torch.randint(0, config["vocab_size"], (batch,), device="cuda",
+                            generator=gen)
+        torch_caches = [tuple(c.clone() for c in pair) for pair in start]
+        reference = torch_decode_step(config, weights, ids, STEP_CACHED, torch_caches)
+        ms = median_ms(lambda: torch_decode_step(config, weights, ids, STEP_CACHED,
+                                                 torch_caches), reps=10)
+        for form, library in variants.items():
+            caches = [c.clone() for pair in start for c in pair]
+            ids32 = ids.to(torch.int32)[:, None].contiguous()
+            positions = torch.full((batch, 1), STEP_CACHED, device="cuda",
+                                   dtype=torch.int32)
+            lengths = torch.full((batch,), STEP_CACHED, device="cuda", dtype=torch.int32)
+            logits = torch.empty(batch, 1, config["vocab_size"], device="cuda",
+                                 dtype=torch.bfloat16)
+            cache_names = [spec["name"] for spec in library["decode"].inputs
+                           if spec["name"].startswith("cache.")]
+            call = library["decode"].bind(
+                input_ids=wrap(ids32.data_ptr(), ids32.shape, "i32", ids32),
+                position_ids=wrap(positions.data_ptr(), positions.shape, "i32", positions),
+                cache_lengths=wrap(lengths.data_ptr(), lengths.shape, "i32", lengths),
+                **{name: wrap(c.data_ptr(), c.shape, "bf16", c)
+                   for name, c in zip(cache_names, caches)},
+                **{name: wrap(w.data_ptr(), w.shape, "bf16", w) for name, w in weights.items()},
+                out=[wrap(logits.data_ptr(), logits.shape, "bf16", logits)])
+            tms = median_ms(call, reps=10)
+            kernel_ms = []
+            for _ in range(10):
+                call()
+                kernel_ms.append(call.kernel_seconds * 1e3)
+            kms = sorted(kernel_ms)[len(kernel_ms) // 2]
+            error = ((logits[:, 0].float() - reference.float()).abs().max()
+                     / reference.float().abs().max()).item()
+            print(f"{batch:>2} {STEP_CACHED:>6} {ms:>9.3f} {tms:>7.3f} {kms:>11.3f} "
+                  f"{ms / tms:>8.2f} {error:>6.1e}  {form}", flush=True)
+            results.append({"batch": batch, "cached": STEP_CACHED, "torch_ms": ms,
+                            "tfm_ms": tms, "tfm_kernel_ms": kms, "error": error,
+                            "form": form})
+    return results
 
 
 def median_ms(function, reps=20):
@@ -339,7 +465,7 @@ def run_decode(directory):
 if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else ""
     where = pathlib.Path(sys.argv[2]) if len(sys.argv) > 2 else None
-    which = sys.argv[3:] or ["attention", "projections", "decode", "model"]
+    which = sys.argv[3:] or ["attention", "projections", "decode", "step", "model"]
     if mode == "prepare" and where:
         which = sys.argv[3:]
         tile, rows, arch = ("--gpu-matmul-tile=", "--gpu-attention-warp-rows=",
@@ -351,7 +477,7 @@ if __name__ == "__main__":
             return [arg[len(flag):] for arg in which if arg.startswith(flag)]
         prepare(where, values(tile), values(rows), *values(arch)[-1:])
     elif mode == "run" and where and set(which) <= {"attention", "projections",
-                                                    "decode", "model"}:
+                                                    "decode", "step", "model"}:
         import torch
         print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}")
         warm_up()
@@ -362,6 +488,8 @@ if __name__ == "__main__":
             results["attention"] = run_attention(where)
         if "decode" in which:
             results["decode"] = run_decode(where)
+        if "step" in which:
+            results["step"] = run_step(where)
         if "model" in which:
             results["model"] = run_model(where)
         print(json.dumps(results))
