@@ -28,7 +28,7 @@
   Hugging Face LLaMA math), same random weights and tokens.
 
   gpu.py prepare DIR [--gpu-arch=SM] [--gpu-matmul-tile=R,C,K,S,WR,WC ...]
-                     [--gpu-attention-warp-rows=N ...]
+                     [--gpu-attention-warp-rows=N ...] [--gpu-few-rows=N ...]
                                   here (needs tfm-compile): the libraries,
                                   dynamic in batch and length, in DIR, for
                                   SM (default sm_90a: projections on
@@ -37,7 +37,9 @@
                                   projections with it
                                   (projections-R,C,K,S,WR,WC.so), each
                                   warp-rows the attention
-                                  (attention-N.so)
+                                  (attention-N.so), each few-rows the
+                                  model (model-few-rows-N.so, timed by
+                                  `step` beside model.so)
   gpu.py run DIR [attention] [projections] [decode] [step] [model]
                                   on the GPU machine: both sides' figures,
                                   each tfm result checked against PyTorch's
@@ -99,7 +101,7 @@ def projection_source(name, k, n):
             f"  return %y : {y}\n}}\n")
 
 
-def prepare(directory, tilings, warp_rows, arch="sm_90a"):
+def prepare(directory, tilings, warp_rows, few_rows, arch="sm_90a"):
     from tfm import compiler
     directory.mkdir(parents=True, exist_ok=True)
     flags = ["--target=cuda", f"--gpu-arch={arch}"]
@@ -128,6 +130,10 @@ def prepare(directory, tilings, warp_rows, arch="sm_90a"):
     compiler.compile_model(dict(FULL, dtype="bf16"),
                            directory / "model-split-kv.so",
                            flags=flags + ["--gpu-attention-split-kv"])
+    for rows in few_rows:
+        compiler.compile_model(dict(FULL, dtype="bf16"),
+                               directory / f"model-few-rows-{rows}.so",
+                               flags=flags + [f"--gpu-few-rows={rows}"])
     print(f"prepared {directory}")
 
 
@@ -468,14 +474,15 @@ if __name__ == "__main__":
     which = sys.argv[3:] or ["attention", "projections", "decode", "step", "model"]
     if mode == "prepare" and where:
         which = sys.argv[3:]
-        tile, rows, arch = ("--gpu-matmul-tile=", "--gpu-attention-warp-rows=",
-                            "--gpu-arch=")
-        if not all(arg.startswith((tile, rows, arch)) for arg in which):
+        tile, rows, arch, few = ("--gpu-matmul-tile=", "--gpu-attention-warp-rows=",
+                                 "--gpu-arch=", "--gpu-few-rows=")
+        if not all(arg.startswith((tile, rows, arch, few)) for arg in which):
             sys.exit(__doc__)
 
         def values(flag):
             return [arg[len(flag):] for arg in which if arg.startswith(flag)]
-        prepare(where, values(tile), values(rows), *values(arch)[-1:])
+        prepare(where, values(tile), values(rows), values(few),
+                *values(arch)[-1:])
     elif mode == "run" and where and set(which) <= {"attention", "projections",
                                                     "decode", "step", "model"}:
         import torch

@@ -56,6 +56,7 @@ void mlir::tfm::buildTfmCUDAKernelStage(
     matmul.tile.assign(options.matmulTile.begin(), options.matmulTile.end());
     // wgmma exists on sm_90a only (the "a" features).
     matmul.warpgroupMma = options.chip == "sm_90a";
+    matmul.fewRows = options.matmulFewRows;
     pm.addNestedPass<func::FuncOp>(createTfmGPUTensorCoreMatmulPass(matmul));
   }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());

@@ -100,6 +100,13 @@ cl::opt<int64_t> gpuAttentionWarpRows(
              "attention kernel, 16 (default: 8 warps a block) or 32 (4 "
              "warps, FlashAttention-2's split)"),
     cl::init(0), cl::cat(category));
+cl::opt<int64_t> gpuFewRows(
+    "gpu-few-rows",
+    cl::desc("With --target=cuda: projections of at most this many rows "
+             "(0 to 16; default 8, 0: none) on the few-rows kernel, which "
+             "streams the weights through every multiprocessor, rather "
+             "than on tensor-core tiles"),
+    cl::init(-1), cl::cat(category));
 cl::opt<bool> gpuAttentionSplitKV(
     "gpu-attention-split-kv",
     cl::desc("With --target=cuda: decode attention (a KV head's queries in "
@@ -198,6 +205,7 @@ int main(int argc, char **argv) {
                                      gpuMatmulTile.end());
   targetOptions.gpuAttentionWarpRows = gpuAttentionWarpRows;
   targetOptions.gpuAttentionSplitKV = gpuAttentionSplitKV;
+  targetOptions.gpuFewRows = gpuFewRows;
   targetOptions.optLevel = optLevel;
   targetOptions.prepackWeights = prepackWeights;
   if (std::string error = targetOptions.fusions.disable(noFuse);

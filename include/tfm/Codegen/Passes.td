@@ -907,8 +907,8 @@ def TfmGPUTensorCoreMatmulPass
       c ^ ((r / rows-per-128-bytes) mod chunks-per-row), so that ldmatrix
       reads are free of bank conflicts.
 
-    A projection of 1 to 8 rows (decode: a row a sequence) goes to a
-    second kernel instead, which streams B through every multiprocessor
+    A projection of 1 to `few-rows` rows (default 8; decode: a row a
+    sequence) goes to a second kernel instead, which streams B through every multiprocessor
     (the tiles would give it N / 128 or N / 256 blocks): blocks of 4
     warps, a pair of columns each; a lane loads 16 bytes of K of the two
     rows of B and of each row of A at a time (B's for 4 steps before any
@@ -927,6 +927,9 @@ def TfmGPUTensorCoreMatmulPass
                "columns with warpgroup-mma; default: chosen by N)">,
     Option<"warpgroupMma", "warpgroup-mma", "bool", /*default=*/"false",
            "Products as warpgroup MMA (wgmma, sm_90a) rather than mma.sync">,
+    Option<"fewRows", "few-rows", "int64_t", /*default=*/"8",
+           "Projections of at most this many rows (0 to 16; 0: none) on "
+           "the few-rows kernel rather than tensor-core tiles">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",

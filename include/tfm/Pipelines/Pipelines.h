@@ -144,6 +144,12 @@ struct TfmLowerToNVVMPipelineOptions
       llvm::cl::desc("The tensor-core projections' tiling "
                      "(tfm-gpu-tensor-core-matmul's tile; default: chosen "
                      "per projection)")};
+  PassOptions::Option<int64_t> matmulFewRows{
+      *this, "matmul-few-rows",
+      llvm::cl::desc("Projections of at most this many rows on the "
+                     "few-rows kernel, 0 to 16 (tfm-gpu-tensor-core-matmul's "
+                     "few-rows)"),
+      llvm::cl::init(8)};
   PassOptions::Option<int64_t> attentionWarpRows{
       *this, "attention-warp-rows",
       llvm::cl::desc("Query rows per warp of the tensor-core attention "

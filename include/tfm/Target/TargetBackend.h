@@ -58,6 +58,9 @@ struct TargetOptions {
   /// A GPU target: query rows per warp of the attention kernel (16 or 32);
   /// 0: the default.
   int64_t gpuAttentionWarpRows = 0;
+  /// A GPU target: projections of at most this many rows on the few-rows
+  /// kernel (0 to 16, 0: none); -1: the default.
+  int64_t gpuFewRows = -1;
   /// A GPU target: decode attention packed per KV head, its keys split
   /// among blocks (tfm-gpu-lower-buffer-attention's split-kv).
   bool gpuAttentionSplitKV = false;

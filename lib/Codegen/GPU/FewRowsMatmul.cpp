@@ -1,6 +1,7 @@
 //===- FewRowsMatmul.cpp - projections of a few rows ----------------------===//
 //
-// A projection of at most kFewRows rows (decode: a row a sequence) reads
+// A projection of a few rows (decode: a row a sequence; 8 or fewer by
+// default, `few-rows`) reads
 // each weight once for all its rows: its time is that of streaming B
 // ([N, K]) from memory. On tensor-core tiles of 64 or 128 rows it would
 // have N / 128 or N / 256 blocks, each streaming a strip of B through one
@@ -33,10 +34,11 @@ constexpr int64_t kUnroll = 4;
 
 class FewRowsBuilder : TensorCoreBuilder {
 public:
-  FewRowsBuilder(OpBuilder &b, Location loc, const Projection &p)
+  FewRowsBuilder(OpBuilder &b, Location loc, const Projection &p,
+                 int64_t maxRows)
       : TensorCoreBuilder(b, loc,
                           cast<MemRefType>(p.b.getType()).getElementType()),
-        p(p) {}
+        p(p), maxRows(maxRows) {}
 
   void build(gpu::LaunchOp launch, ArrayRef<Value> operands);
 
@@ -53,6 +55,7 @@ private:
   Value warpSum(Value value);
 
   const Projection &p;
+  int64_t maxRows;
   Value rows;
 };
 
@@ -68,7 +71,7 @@ SmallVector<Value> FewRowsBuilder::accumulate(ArrayRef<Value> weights, Value k,
                                               ValueRange sums) {
   SmallVector<Value> next;
   Type f32Type = b.getF32Type();
-  for (int64_t m = 0; m < kFewRows; ++m) {
+  for (int64_t m = 0; m < maxRows; ++m) {
     auto exists =
         scf::IfOp::create(b, loc, TypeRange{f32Type, f32Type},
                           cmp(arith::CmpIPredicate::slt, index(m), rows),
@@ -120,7 +123,7 @@ void FewRowsBuilder::build(gpu::LaunchOp launch, ArrayRef<Value> operands) {
   };
   int64_t wholeSteps = p.k / kSpan, steps = llvm::divideCeil(p.k, kSpan);
   int64_t grouped = wholeSteps / kUnroll * kUnroll;
-  SmallVector<Value> sums(2 * kFewRows, f32(0.0));
+  SmallVector<Value> sums(2 * maxRows, f32(0.0));
   if (grouped > 0) {
     auto unrolled = scf::ForOp::create(
         b, loc, index(0), index(grouped), index(kUnroll), sums,
@@ -173,7 +176,7 @@ void FewRowsBuilder::build(gpu::LaunchOp launch, ArrayRef<Value> operands) {
   b.setInsertionPointToStart(first.thenBlock());
   auto pairType = VectorType::get({2}, b.getF32Type());
   Value out = p.epilogue ? operands.back() : p.c;
-  for (int64_t m = 0; m < kFewRows; ++m) {
+  for (int64_t m = 0; m < maxRows; ++m) {
     auto exists = scf::IfOp::create(
         b, loc, cmp(arith::CmpIPredicate::slt, index(m), rows));
     OpBuilder::InsertionGuard guard(b);
@@ -201,8 +204,8 @@ int64_t mlir::tfm::fewRowsBlocks(int64_t columns) {
 }
 
 void mlir::tfm::buildFewRowsKernel(OpBuilder &b, Location loc,
-                                   const Projection &p, Value blocks,
-                                   ArrayRef<Value> operands) {
+                                   const Projection &p, int64_t maxRows,
+                                   Value blocks, ArrayRef<Value> operands) {
   OpBuilder::InsertionGuard guard(b);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   auto launch = gpu::LaunchOp::create(
@@ -210,5 +213,5 @@ void mlir::tfm::buildFewRowsKernel(OpBuilder &b, Location loc,
       arith::ConstantIndexOp::create(b, loc, 32 * kWarps), one, one);
   b.setInsertionPointToStart(&launch.getBody().front());
   b.setInsertionPoint(gpu::TerminatorOp::create(b, loc));
-  FewRowsBuilder(b, loc, p).build(launch, operands);
+  FewRowsBuilder(b, loc, p, maxRows).build(launch, operands);
 }

@@ -37,11 +37,13 @@ struct Projection {
   memref::ExpandShapeOp view;
 };
 
-/// Projections of at most this many rows (decode: a row a sequence) run on
-/// the few-rows kernel, which streams the weights through all the
-/// multiprocessors, rather than on tensor-core tiles of 64 or 128 rows,
-/// whose few blocks would each stream a wide strip of them.
-constexpr int64_t kFewRows = 8;
+/// Projections of at most this many rows (decode: a row a sequence) run by
+/// default on the few-rows kernel, which streams the weights through all
+/// the multiprocessors, rather than on tensor-core tiles of 64 or 128
+/// rows, whose few blocks would each stream a wide strip of them; at most
+/// kMaxFewRows (each row's sums stay in registers).
+constexpr int64_t kDefaultFewRows = 8;
+constexpr int64_t kMaxFewRows = 16;
 
 /// The values of `p`'s epilogue at [row, column] and [row, column + 1],
 /// whose sums are `sums`, as a vector of 2; `operands` are [M, N] views of
@@ -51,12 +53,13 @@ Value evaluateEpilogue(OpBuilder &b, Location loc, const Projection &p,
                        Value row, Value column);
 
 /// A gpu.launch of `blocks` blocks computing `p` when it has at most
-/// kFewRows rows: a warp per pair of columns, each lane 8 elements of K
+/// `maxRows` rows: a warp per pair of columns, each lane 8 elements of K
 /// at a time, 16-byte loads of B's two rows and of each row of A, f32 sums
 /// reduced across the warp, the result (or the epilogue's values, into
 /// `operands.back()`) stored by lane 0. `blocks`: fewRowsBlocks(...) or 0.
 void buildFewRowsKernel(OpBuilder &b, Location loc, const Projection &p,
-                        Value blocks, ArrayRef<Value> operands);
+                        int64_t maxRows, Value blocks,
+                        ArrayRef<Value> operands);
 
 /// The blocks of the few-rows kernel for `columns` columns.
 int64_t fewRowsBlocks(int64_t columns);

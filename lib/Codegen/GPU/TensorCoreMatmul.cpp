@@ -9,7 +9,7 @@
 // in f32 registers; C is written once, or not at all when the kernel
 // computes the elementwise op that alone reads it (its epilogue: rounding,
 // residual, act(gate) · up) as it stores. Projections of at most
-// kFewRows rows run on the few-rows kernel (FewRowsMatmul.cpp) instead.
+// `few-rows` rows run on the few-rows kernel (FewRowsMatmul.cpp) instead.
 //
 // Shared rows are `step` elements (chunks of 16 bytes); chunk c of row r is
 // stored at c ^ ((r / rows per 128 bytes) mod chunks per row), so that the
@@ -598,7 +598,8 @@ void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
 /// its grid is empty, which the runtime skips (mgpuLaunchKernel): no host
 /// branch around it, which would make gpu-async-region wait for the stream
 /// before and after it.
-void launchKernel(IRRewriter &rewriter, Projection p, const Tiling &t) {
+void launchKernel(IRRewriter &rewriter, Projection p, const Tiling &t,
+                  int64_t fewRows) {
   Location loc = p.contraction.getLoc();
   rewriter.setInsertionPoint(p.epilogue ? p.epilogue.getOperation()
                                         : p.contraction.getOperation());
@@ -623,12 +624,12 @@ void launchKernel(IRRewriter &rewriter, Projection p, const Tiling &t) {
   int64_t columnCount = cast<MemRefType>(p.c.getType()).getDimSize(1);
   Value columns = constant(columnCount);
   Value one = constant(1), zero = constant(0);
-  // 1 to kFewRows rows go to the few-rows kernel, more to the tiles: each
+  // 1 to fewRows rows go to the few-rows kernel, more to the tiles: each
   // kernel's grid is empty when the rows are the other's (no host branch),
   // and a kernel the static row count rules out is not built.
   int64_t staticRows = cast<MemRefType>(p.a.getType()).getDimSize(0);
   bool dynamicRows = ShapedType::isDynamic(staticRows);
-  if (dynamicRows || staticRows > kFewRows) {
+  if (dynamicRows || staticRows > fewRows) {
     // One block per tile, in a one-dimensional grid (the kernel orders the
     // tiles); the stages in dynamic shared memory.
     Value blocks = arith::MulIOp::create(
@@ -637,11 +638,11 @@ void launchKernel(IRRewriter &rewriter, Projection p, const Tiling &t) {
                                    constant(t.blockColumns)),
         arith::CeilDivUIOp::create(rewriter, loc, rows,
                                    constant(t.blockRows)));
-    if (dynamicRows)
+    if (dynamicRows && fewRows > 0)
       blocks = arith::SelectOp::create(
           rewriter, loc,
           arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ugt,
-                                rows, constant(kFewRows)),
+                                rows, constant(fewRows)),
           blocks, zero);
     OpBuilder::InsertionGuard guard(rewriter);
     gpu::LaunchOp launch;
@@ -656,8 +657,8 @@ void launchKernel(IRRewriter &rewriter, Projection p, const Tiling &t) {
     Value bs = tiles(t.blockColumns, t.stages * t.blockRows * t.step * 2);
     MatmulKernelBuilder(rewriter, loc, p, t).build(launch, as, bs, operands);
   }
-  if (dynamicRows || staticRows <= kFewRows) {
-    // Rows in [1, kFewRows]: rows - 1 < kFewRows, unsigned.
+  if (fewRows > 0 && (dynamicRows || staticRows <= fewRows)) {
+    // Rows in [1, fewRows]: rows - 1 < fewRows, unsigned.
     Value blocks = constant(staticRows == 0 ? 0 : fewRowsBlocks(columnCount));
     if (dynamicRows)
       blocks = arith::SelectOp::create(
@@ -665,9 +666,9 @@ void launchKernel(IRRewriter &rewriter, Projection p, const Tiling &t) {
           arith::CmpIOp::create(
               rewriter, loc, arith::CmpIPredicate::ult,
               arith::SubIOp::create(rewriter, loc, rows, one),
-              constant(kFewRows)),
+              constant(fewRows)),
           blocks, zero);
-    buildFewRowsKernel(rewriter, loc, p, blocks, operands);
+    buildFewRowsKernel(rewriter, loc, p, fewRows, blocks, operands);
   }
   if (p.epilogue)
     rewriter.eraseOp(p.epilogue);
@@ -713,6 +714,12 @@ struct TfmGPUTensorCoreMatmulPass
         return signalPassFailure();
       }
     }
+    if (fewRows < 0 || fewRows > kMaxFewRows) {
+      getOperation().emitError("tfm-gpu-tensor-core-matmul: few-rows must be "
+                               "in [0, ")
+          << kMaxFewRows << "], not " << int64_t(fewRows);
+      return signalPassFailure();
+    }
     SmallVector<Projection> projections;
     getOperation().walk([&](linalg::GenericOp op) {
       if (std::optional<Projection> p = matchProjection(op))
@@ -722,7 +729,8 @@ struct TfmGPUTensorCoreMatmulPass
     for (Projection &p : projections) {
       int64_t columns = cast<MemRefType>(p.c.getType()).getDimSize(1);
       launchKernel(rewriter, p,
-                   chosen ? *chosen : defaultTiling(columns, warpgroups));
+                   chosen ? *chosen : defaultTiling(columns, warpgroups),
+                   fewRows);
     }
   }
 };

@@ -100,6 +100,8 @@ public:
     if (options.gpuAttentionWarpRows)
       pipeline.attentionWarpRows = options.gpuAttentionWarpRows;
     pipeline.attentionSplitKV = options.gpuAttentionSplitKV;
+    if (options.gpuFewRows >= 0)
+      pipeline.matmulFewRows = options.gpuFewRows;
     pipeline.chip = chip.str();
     pipeline.features = features.str();
     pipeline.optLevel = optLevel;
@@ -300,6 +302,10 @@ mlir::tfm::createCUDATarget(const TargetOptions &options) {
     return llvm::createStringError(
         "--gpu-attention-warp-rows must be 16 or 32, not " +
         std::to_string(options.gpuAttentionWarpRows));
+  if (options.gpuFewRows < -1 || options.gpuFewRows > 16)
+    return llvm::createStringError(
+        "--gpu-few-rows must be in [0, 16], not " +
+        std::to_string(options.gpuFewRows));
   StringRef chip = options.gpuArch.empty() ? StringRef("sm_80")
                                            : StringRef(options.gpuArch);
   const auto *architecture =

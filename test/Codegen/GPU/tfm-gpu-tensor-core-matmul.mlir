@@ -5,11 +5,15 @@
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{tile=128,128,48,3,64,64}))" 2>&1 | FileCheck %s --check-prefix=STEP
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{tile=256,256,64,4,64,64}))" 2>&1 | FileCheck %s --check-prefix=SMEM
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{tile=128,128,32}))" 2>&1 | FileCheck %s --check-prefix=COUNT
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{few-rows=0}))" | FileCheck %s --check-prefix=NOFEW
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{few-rows=16}))" | FileCheck %s --check-prefix=FEW16
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{few-rows=17}))" 2>&1 | FileCheck %s --check-prefix=FEW17
 
 // WGMMA-STAGES: tile 128,128,64,2,64,128 cannot tile a kernel: warpgroup MMA needs at least 3 stages
 // STEP: error: tfm-gpu-tensor-core-matmul: tile 128,128,48,3,64,64 cannot tile a kernel: its step must be 32 or 64
 // SMEM: tile 256,256,64,4,64,64 cannot tile a kernel: its stages need 262144 bytes of shared memory, more than a block has (166912)
 // COUNT: error: tfm-gpu-tensor-core-matmul: tile takes 6 numbers (block rows, block columns, step, stages, warp rows, warp columns), not 3
+// FEW17: error: tfm-gpu-tensor-core-matmul: few-rows must be in [0, 16], not 17
 
 // A bf16 projection as convert-tfm-to-linalg lowers it (a zero fill, then
 // out += extf(x) * extf(w) with w in nn.Linear's [N, K] layout), N at most
@@ -522,6 +526,18 @@ func.func @few_rows_static(%x: memref<4x40xbf16>, %w: memref<64x40xbf16>, %c: me
   }
   return
 }
+// few-rows=0: the tiles alone, even for 4 rows; few-rows=16: the few-rows
+// kernel for 16 rows too, each row's sums in registers.
+// NOFEW-LABEL: func.func @few_rows_static
+// NOFEW: gpu.launch {{.*}} dynamic_shared_memory_size
+// NOFEW-NOT: gpu.launch
+// NOFEW: return
+// FEW16-LABEL: func.func @many_rows_static
+// FEW16-NOT: dynamic_shared_memory_size
+// FEW16: gpu.launch
+// FEW16-COUNT-16: vector.store
+// FEW16-NOT: gpu.launch
+// FEW16: return
 // CHECK-LABEL: func.func @many_rows_static
 // CHECK: gpu.launch {{.*}} dynamic_shared_memory_size
 // CHECK-NOT: gpu.launch
