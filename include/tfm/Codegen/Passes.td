@@ -982,8 +982,11 @@ def TfmGPUMapToKernelsPass
       for its row;
     - any other host-level sequential loop, or a store, runs in a
       one-thread kernel;
-    - a host-level load (a check's verdict) is copied to a host buffer and
-      read after the device has finished (`gpu.wait`);
+    - a host-level load (a check's verdict) is copied where it was to a
+      host buffer made at the function's entry, and read after the device
+      has finished (`gpu.wait`) where its value is first needed: the
+      copies of several reads share one wait (a wait with no GPU work
+      issued since the previous one goes);
     - `memref.copy` becomes a parallel loop first, so strided views copy
       on the device too;
     - constants and constant globals (tables computed at compile time)

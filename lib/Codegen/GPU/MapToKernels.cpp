@@ -663,10 +663,23 @@ LogicalResult runInOneThread(RewriterBase &rewriter, Operation *op) {
   return prepareKernelBody(rewriter, launch);
 }
 
-/// A host read of device memory: copied into a host buffer, read once the
-/// device has finished.
+/// A host read of device memory: copied into a host buffer where it was,
+/// read once the device has finished, where its value is first needed, so
+/// that the copies of several reads (a call's runtime checks) share one
+/// wait.
 void readOnHost(RewriterBase &rewriter, memref::LoadOp load) {
   Location loc = load.getLoc();
+  Block *block = load->getBlock();
+  Operation *firstUse = nullptr;
+  for (Operation *user : load->getUsers()) {
+    Operation *use = block->findAncestorOpInBlock(*user);
+    if (!firstUse || use->isBeforeInBlock(firstUse))
+      firstUse = use;
+  }
+  if (!firstUse) {
+    rewriter.eraseOp(load);
+    return;
+  }
   rewriter.setInsertionPoint(load);
   size_t rank = load.getIndices().size();
   Value element = load.getMemRef();
@@ -678,13 +691,41 @@ void readOnHost(RewriterBase &rewriter, memref::LoadOp load) {
   }
   auto hostType =
       MemRefType::get(SmallVector<int64_t>(rank, 1), load.getType());
-  Value host = memref::AllocaOp::create(rewriter, loc, hostType);
+  // The host buffer at the function's entry: a host allocation between
+  // the kernels and the copy would make gpu-async-region wait for the
+  // stream before the copy as well as after it.
+  Value host;
+  {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(
+        &load->getParentOfType<func::FuncOp>().getBody().front());
+    host = memref::AllocaOp::create(rewriter, loc, hostType);
+  }
   gpu::MemcpyOp::create(rewriter, loc, /*asyncToken=*/Type(), ValueRange{},
                         host, element);
+  rewriter.setInsertionPoint(firstUse);
   gpu::WaitOp::create(rewriter, loc, /*asyncToken=*/Type(), ValueRange{});
   Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-  rewriter.replaceOpWithNewOp<memref::LoadOp>(
-      load, host, SmallVector<Value>(rank, zero));
+  Value value = memref::LoadOp::create(rewriter, loc, host,
+                                       SmallVector<Value>(rank, zero));
+  rewriter.replaceOp(load, value);
+}
+
+/// Erases the host waits of `block` with no GPU work issued since the
+/// previous one (a read's wait right after another's).
+void eraseRepeatedWaits(RewriterBase &rewriter, Block &block) {
+  bool issued = true;
+  for (Operation &op : llvm::make_early_inc_range(block)) {
+    auto wait = dyn_cast<gpu::WaitOp>(op);
+    if (wait && !wait.getAsyncToken() && wait.getAsyncDependencies().empty()) {
+      if (!issued)
+        rewriter.eraseOp(wait);
+      issued = false;
+    } else if (op.getNumRegions() != 0 ||
+               isa_and_nonnull<gpu::GPUDialect>(op.getDialect())) {
+      issued = true;
+    }
+  }
 }
 
 struct TfmGPUMapToKernelsPass
@@ -770,6 +811,7 @@ struct TfmGPUMapToKernelsPass
       if (failed(result))
         return signalPassFailure();
     }
+    func.walk([&](Block *block) { eraseRepeatedWaits(rewriter, *block); });
     // Every kernel, the dedicated ones (tfm-gpu-*) too.
     func.walk([&](gpu::LaunchOp launch) { sinkIntoLaunch(rewriter, launch); });
   }

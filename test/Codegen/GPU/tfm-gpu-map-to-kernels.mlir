@@ -52,8 +52,10 @@ func.func @elementwise(%x: memref<?x64xf32>, %y: memref<?x64xf32>) {
 // folds a predicate of every element into one flag with andi (an input
 // check) gets a thread per element, which stores false when its element
 // fails (no thread reads the flag); a host read of the verdict is copied
-// back after the device has finished.
+// back into a host buffer made at the function's entry, and read after
+// the device has finished.
 // CHECK-LABEL: func.func @check
+// CHECK: %[[HOST:.*]] = memref.alloca() : memref<i1>
 // CHECK: %[[FLAG:.*]] = gpu.alloc () : memref<i1>
 // CHECK: gpu.launch blocks(%{{.*}}) in (%{{.*}} = %[[C1:.*]], %{{.*}} = %[[C1]], %{{.*}} = %[[C1]]) threads(%{{.*}}) in (%{{.*}} = %[[C1]], %{{.*}} = %[[C1]], %{{.*}} = %[[C1]])
 // CHECK:   memref.store %{{.*}}, %[[FLAG]][]
@@ -65,7 +67,6 @@ func.func @elementwise(%x: memref<?x64xf32>, %y: memref<?x64xf32>) {
 // CHECK:     scf.if %[[FAILS]] {
 // CHECK-NEXT:  memref.store %[[IN]], %[[FLAG]][]
 // CHECK-NOT: scf.for
-// CHECK: %[[HOST:.*]] = memref.alloca() : memref<i1>
 // CHECK: gpu.memcpy %[[HOST]], %[[FLAG]] : memref<i1>, memref<i1>
 // CHECK: gpu.wait
 // CHECK: %[[OK:.*]] = memref.load %[[HOST]][] : memref<i1>
@@ -101,6 +102,53 @@ func.func @check(%ids: memref<?xi32>, %out: memref<?xi32>) -> i1 {
     memref.dealloc %tmp : memref<?xi32>
   }
   memref.dealloc %flag : memref<i1>
+  return %ok : i1
+}
+
+// Two host reads (two input checks): each copy is issued where its read
+// was, and the reads wait once, where the first of their values is needed.
+// CHECK-LABEL: func.func @two_checks
+// CHECK-COUNT-2: memref.alloca() : memref<i1>
+// CHECK: gpu.memcpy %[[HOST_A:.*]], %{{.*}} : memref<i1>, memref<i1>
+// CHECK-NOT: gpu.wait
+// CHECK: gpu.launch
+// CHECK-NOT: gpu.wait
+// CHECK: gpu.memcpy %[[HOST_B:.*]], %{{.*}} : memref<i1>, memref<i1>
+// CHECK: gpu.wait
+// CHECK-NEXT: %[[A:.*]] = memref.load %[[HOST_A]][]
+// CHECK-NEXT: %[[B:.*]] = memref.load %[[HOST_B]][]
+// CHECK-NEXT: %[[BOTH:.*]] = arith.andi %[[A]], %[[B]]
+// CHECK-NEXT: return %[[BOTH]]
+func.func @two_checks(%a: memref<?xi32>, %b: memref<?xi32>) -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %true = arith.constant true
+  %limit = arith.constant 1000 : i32
+  %na = memref.dim %a, %c0 : memref<?xi32>
+  %nb = memref.dim %b, %c0 : memref<?xi32>
+  %flag_a = memref.alloc() : memref<i1>
+  memref.store %true, %flag_a[] : memref<i1>
+  scf.for %i = %c0 to %na step %c1 {
+    %x = memref.load %a[%i] : memref<?xi32>
+    %in = arith.cmpi slt, %x, %limit : i32
+    %old = memref.load %flag_a[] : memref<i1>
+    %new = arith.andi %old, %in : i1
+    memref.store %new, %flag_a[] : memref<i1>
+  }
+  %ok_a = memref.load %flag_a[] : memref<i1>
+  memref.dealloc %flag_a : memref<i1>
+  %flag_b = memref.alloc() : memref<i1>
+  memref.store %true, %flag_b[] : memref<i1>
+  scf.for %i = %c0 to %nb step %c1 {
+    %x = memref.load %b[%i] : memref<?xi32>
+    %in = arith.cmpi slt, %x, %limit : i32
+    %old = memref.load %flag_b[] : memref<i1>
+    %new = arith.andi %old, %in : i1
+    memref.store %new, %flag_b[] : memref<i1>
+  }
+  %ok_b = memref.load %flag_b[] : memref<i1>
+  memref.dealloc %flag_b : memref<i1>
+  %ok = arith.andi %ok_a, %ok_b : i1
   return %ok : i1
 }
 
