@@ -746,7 +746,11 @@ def TfmGPUFoldAttentionTransposesPass
     `linalg.transpose` (merged heads) is written through the transposed
     view of a new buffer in the transpose's layout, which replaces the
     transpose. Only permutations that keep the innermost dim (the kernel
-    reads and writes unit-stride rows).
+    reads and writes unit-stride rows). Then any other transpose that moves
+    only unit dims, the others keeping their order (decode's new k and v,
+    `[B, 1, H, D]` to `[B, H, 1, D]`, on their way into the KV caches),
+    becomes a `tensor.collapse_shape` to the other dims and a
+    `tensor.expand_shape`: views, where the transpose was a copy kernel.
   }];
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
                            "::mlir::memref::MemRefDialect"];

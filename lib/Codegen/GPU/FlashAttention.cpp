@@ -1,6 +1,6 @@
 //===- FlashAttention.cpp - tfm.attention on tensor cores -----------------===//
 //
-// Two passes: tfm-gpu-flash-attention puts a bf16/f16 `tfm.attention` on
+// Three passes: tfm-gpu-flash-attention puts a bf16/f16 `tfm.attention` on
 // buffers (tfm.buffer_attention) before bufferization, and
 // tfm-gpu-lower-buffer-attention replaces that by one FlashAttention-2
 // style kernel once buffers and their deallocation are final:
@@ -13,7 +13,10 @@
 // quad), and mask checks only in the tiles the mask cuts. With split-kv,
 // decode packs a KV head's whole group of queries into one warp's 16 rows,
 // the blocks split the keys, and a second kernel combines their partial
-// results by their log-sum-exp (FlashDecoding).
+// results by their log-sum-exp (FlashDecoding). Between the two,
+// tfm-gpu-fold-attention-transposes has the kernel read and write its
+// operands through transposed views, and turns transposes that move only
+// unit dims into reshapes.
 //
 // Shared-memory rows are D/8 chunks of 16 bytes stored with the chunk index
 // XORed by the row's low 3 bits, so that the 8 row addresses of an
@@ -799,6 +802,63 @@ void writeTransposedView(RewriterBase &rewriter, BufferAttentionOp op) {
   rewriter.eraseOp(alloc);
 }
 
+/// Reassociation indices that group each dim of `shape` that is not 1 with
+/// the unit dims before it (those after the last join its group): the
+/// collapse of `shape` to its other dims, or their expansion back to it.
+SmallVector<ReassociationIndices> unitDimsJoined(ArrayRef<int64_t> shape) {
+  SmallVector<ReassociationIndices> groups;
+  ReassociationIndices pending;
+  for (int64_t d = 0, rank = shape.size(); d < rank; ++d) {
+    pending.push_back(d);
+    if (shape[d] != 1) {
+      groups.push_back(pending);
+      pending.clear();
+    }
+  }
+  if (!groups.empty())
+    llvm::append_range(groups.back(), pending);
+  return groups;
+}
+
+/// A transpose that moves only unit dims, the others keeping their order
+/// (decode's new k and v, [B, 1, H, D] -> [B, H, 1, D], on their way into
+/// the KV caches), is the same data in the same order: a collapse to the
+/// other dims and an expansion, views where the transpose was a copy.
+void transposeAsReshape(RewriterBase &rewriter, linalg::TransposeOp op) {
+  if (!op.hasPureTensorSemantics())
+    return;
+  auto inType = cast<RankedTensorType>(op.getInput().getType());
+  auto outType = cast<RankedTensorType>(op.getResult()[0].getType());
+  ArrayRef<int64_t> permutation = op.getPermutation();
+  int64_t previous = -1;
+  for (int64_t d : permutation) {
+    if (inType.getDimSize(d) == 1)
+      continue;
+    if (d < previous)
+      return;
+    previous = d;
+  }
+  SmallVector<ReassociationIndices> inGroups =
+      unitDimsJoined(inType.getShape());
+  SmallVector<ReassociationIndices> outGroups =
+      unitDimsJoined(outType.getShape());
+  // Nothing to gain where every dim is 1, or nothing moves.
+  if (inGroups.empty() || llvm::equal(permutation, llvm::seq<int64_t>(
+                                                       0, permutation.size())))
+    return;
+  rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  Value rows =
+      tensor::CollapseShapeOp::create(rewriter, loc, op.getInput(), inGroups);
+  SmallVector<OpFoldResult> inSizes =
+      tensor::getMixedSizes(rewriter, loc, op.getInput());
+  SmallVector<OpFoldResult> outSizes;
+  for (int64_t d : permutation)
+    outSizes.push_back(inSizes[d]);
+  rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(op, outType, rows,
+                                                     outGroups, outSizes);
+}
+
 struct TfmGPUFoldAttentionTransposesPass
     : tfm::impl::TfmGPUFoldAttentionTransposesPassBase<
           TfmGPUFoldAttentionTransposesPass> {
@@ -812,10 +872,20 @@ struct TfmGPUFoldAttentionTransposesPass
         ops.push_back(attention);
     });
     IRRewriter rewriter(&getContext());
+    // Views first, where the attention kernel reads or writes a transpose.
+
     for (bufferization::ToBufferOp read : reads)
       readTransposedView(rewriter, read);
     for (BufferAttentionOp op : ops)
       writeTransposedView(rewriter, op);
+    // The rest, where it only moves unit dims.
+    SmallVector<linalg::TransposeOp> transposes;
+    getOperation().walk([&](linalg::TransposeOp transpose) {
+      if (!transpose->use_empty())
+        transposes.push_back(transpose);
+    });
+    for (linalg::TransposeOp transpose : transposes)
+      transposeAsReshape(rewriter, transpose);
   }
 };
 

@@ -67,3 +67,28 @@ func.func @kept(%q: tensor<?x?x8x64xbf16>, %k: memref<?x2x?x64xbf16>, %v: memref
   %first = memref.load %qb[%c0, %c0, %c0, %c0] : memref<?x8x?x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
   return %m, %ot, %first : tensor<?x?x8x64xbf16>, tensor<?x8x?x64xbf16>, bf16
 }
+
+// -----
+
+// Decode's new k ([B, 1, H, D] -> [B, H, 1, D] on its way into the cache):
+// only a unit dim moves, so the transpose is a collapse and an expansion,
+// views of the same data; a transpose of two dims that are not 1 stays.
+// CHECK-LABEL: func.func @unit_dims_moved
+// CHECK-SAME: (%[[K:.*]]: tensor<?x1x4x64xbf16>, %[[Q:.*]]: tensor<?x3x4x64xbf16>)
+// CHECK-NOT: linalg.transpose ins(%[[K]]
+// CHECK: %[[ROWS:.*]] = tensor.collapse_shape %[[K]] {{\[}}[0], [1, 2], [3]] : tensor<?x1x4x64xbf16> into tensor<?x4x64xbf16>
+// CHECK: %[[B:.*]] = tensor.dim %[[K]], %{{.*}}
+// CHECK: %[[HEADS:.*]] = tensor.expand_shape %[[ROWS]] {{\[}}[0], [1], [2, 3]] output_shape [%[[B]], 4, 1, 64] : tensor<?x4x64xbf16> into tensor<?x4x1x64xbf16>
+// CHECK: linalg.transpose ins(%[[Q]]
+// CHECK: return %[[HEADS]]
+func.func @unit_dims_moved(%k: tensor<?x1x4x64xbf16>, %q: tensor<?x3x4x64xbf16>)
+    -> (tensor<?x4x1x64xbf16>, tensor<?x4x3x64xbf16>) {
+  %c0 = arith.constant 0 : index
+  %b = tensor.dim %k, %c0 : tensor<?x1x4x64xbf16>
+  %e = tensor.empty(%b) : tensor<?x4x1x64xbf16>
+  %t = linalg.transpose ins(%k : tensor<?x1x4x64xbf16>) outs(%e : tensor<?x4x1x64xbf16>) permutation = [0, 2, 1, 3]
+  %bq = tensor.dim %q, %c0 : tensor<?x3x4x64xbf16>
+  %eq = tensor.empty(%bq) : tensor<?x4x3x64xbf16>
+  %tq = linalg.transpose ins(%q : tensor<?x3x4x64xbf16>) outs(%eq : tensor<?x4x3x64xbf16>) permutation = [0, 2, 1, 3]
+  return %t, %tq : tensor<?x4x1x64xbf16>, tensor<?x4x3x64xbf16>
+}
