@@ -169,15 +169,8 @@ def run_model(directory, length=2048):
     ms = median_ms(lambda: torch_logits(FULL, weights, ids_host, positions_host),
                    reps=10)
     tms = median_ms(call, reps=10)
-    # The GPU time of tfm's kernels alone: what launches and host round
-    # trips add is the difference.
-    kernel_ms = []
-    for _ in range(10):
-        call()
-        kernel_ms.append(call.kernel_seconds * 1e3)
-    kms = sorted(kernel_ms)[len(kernel_ms) // 2]
-    error = ((logits.float() - reference.float()).abs().max()
-             / reference.float().abs().max()).item()
+    kms = median_kernel_ms(call)
+    error = relative_error(logits, reference)
     work = flops(FULL, 1, length)
     print(f"model S={length}: torch {ms:.3f} ms ({work / ms / 1e9:.1f} TFLOP/s), "
           f"tfm {tms:.3f} ms ({work / tms / 1e9:.1f} TFLOP/s; kernels {kms:.3f} ms), "
@@ -288,13 +281,8 @@ def run_step(directory):
                 **{name: wrap(w.data_ptr(), w.shape, "bf16", w) for name, w in weights.items()},
                 out=[wrap(logits.data_ptr(), logits.shape, "bf16", logits)])
             tms = median_ms(call, reps=10)
-            kernel_ms = []
-            for _ in range(10):
-                call()
-                kernel_ms.append(call.kernel_seconds * 1e3)
-            kms = sorted(kernel_ms)[len(kernel_ms) // 2]
-            error = ((logits[:, 0].float() - reference.float()).abs().max()
-                     / reference.float().abs().max()).item()
+            kms = median_kernel_ms(call)
+            error = relative_error(logits[:, 0], reference)
             print(f"{batch:>2} {STEP_CACHED:>6} {ms:>9.3f} {tms:>7.3f} {kms:>11.3f} "
                   f"{ms / tms:>8.2f} {error:>6.1e}  {form}", flush=True)
             results.append({"batch": batch, "cached": STEP_CACHED, "torch_ms": ms,
@@ -317,6 +305,32 @@ def median_ms(function, reps=20):
         end.synchronize()
         times.append(start.elapsed_time(end))
     return sorted(times)[len(times) // 2]
+
+
+def median_kernel_ms(call, reps=10):
+    """The median GPU time of `call`'s kernels alone (what launches and
+    host round trips add is the difference to its CUDA-event time)."""
+    times = []
+    for _ in range(reps):
+        call()
+        times.append(call.kernel_seconds * 1e3)
+    return sorted(times)[reps // 2]
+
+
+def time_call(function, inputs, ref):
+    """tfm's `function` bound to device arrays over the bf16 tensors
+    `inputs` and a new result like `ref`: (the bound call, its median ms,
+    its result's error against `ref`)."""
+    import torch
+    out = torch.empty_like(ref)
+    call = function.bind(*device_arrays(*inputs), out=device_arrays(out))
+    ms = median_ms(call)
+    return call, ms, relative_error(out, ref)
+
+
+def relative_error(out, ref):
+    """max |out - ref| / max |ref|, in f32."""
+    return ((out.float() - ref.float()).abs().max() / ref.float().abs().max()).item()
 
 
 def warm_up(seconds=1.0):
@@ -366,12 +380,7 @@ def run_projections(directory):
             ms = median_ms(lambda: torch.matmul(x, w.T))
             work = 2 * tokens * n * k
             for tiling, library in tilings.items():
-                out = torch.empty_like(ref)
-                call = library[name].bind(*device_arrays(x, w),
-                                          out=device_arrays(out))
-                tms = median_ms(call)
-                error = ((out.float() - ref.float()).abs().max()
-                         / ref.float().abs().max()).item()
+                _, tms, error = time_call(library[name], (x, w), ref)
                 row = {"name": name, "M": tokens, "K": k, "N": n,
                        "torch_ms": ms, "tfm_ms": tms, "error": error,
                        "tiling": tiling}
@@ -407,12 +416,7 @@ def run_attention(directory):
                 work = flops(batch, heads, seq, dim, causal)
                 name = source(dim, causal)[0]
                 for rows, library in variants.items():
-                    out = torch.empty_like(q)
-                    call = library[name].bind(*device_arrays(q, k, v),
-                                              out=device_arrays(out))
-                    tms = median_ms(call)
-                    error = ((out.float() - ref.float()).abs().max()
-                             / ref.float().abs().max()).item()
+                    _, tms, error = time_call(library[name], (q, k, v), ref)
                     row = {"dim": dim, "seq": seq, "causal": causal,
                            "torch_ms": ms, "torch_tflops": work / ms / 1e9,
                            "tfm_ms": tms, "tfm_tflops": work / tms / 1e9,
@@ -446,17 +450,9 @@ def run_decode(directory):
                     q, k, v, enable_gqa=True))
                 gigabytes = 2 * k.numel() * k.element_size() / 1e9
                 for form, library in variants.items():
-                    out = torch.empty_like(q)
-                    call = library[f"decode_d{dim}"].bind(
-                        *device_arrays(q, k, v), out=device_arrays(out))
-                    tms = median_ms(call)
-                    kernel_ms = []
-                    for _ in range(10):
-                        call()
-                        kernel_ms.append(call.kernel_seconds * 1e3)
-                    kms = sorted(kernel_ms)[len(kernel_ms) // 2]
-                    error = ((out.float() - ref.float()).abs().max()
-                             / ref.float().abs().max()).item()
+                    call, tms, error = time_call(library[f"decode_d{dim}"],
+                                                 (q, k, v), ref)
+                    kms = median_kernel_ms(call)
                     row = {"dim": dim, "batch": batch, "seq": seq,
                            "torch_ms": ms, "tfm_ms": tms, "tfm_kernel_ms": kms,
                            "error": error, "form": form}
