@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Projection.h"
+#include "KernelLaunch.h"
 #include "TensorCoreBuilder.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -208,10 +209,8 @@ void mlir::tfm::buildFewRowsKernel(OpBuilder &b, Location loc,
                                    Value blocks, ArrayRef<Value> operands) {
   OpBuilder::InsertionGuard guard(b);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  auto launch = gpu::LaunchOp::create(
-      b, loc, blocks, one, one,
-      arith::ConstantIndexOp::create(b, loc, 32 * kWarps), one, one);
-  b.setInsertionPointToStart(&launch.getBody().front());
-  b.setInsertionPoint(gpu::TerminatorOp::create(b, loc));
+  gpu::LaunchOp launch =
+      createLaunch(b, loc, {blocks, one, one},
+                   arith::ConstantIndexOp::create(b, loc, 32 * kWarps));
   FewRowsBuilder(b, loc, p, maxRows).build(launch, operands);
 }

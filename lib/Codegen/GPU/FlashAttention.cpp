@@ -26,6 +26,7 @@
 
 #include "tfm/Codegen/Passes.h"
 
+#include "KernelLaunch.h"
 #include "TensorCoreBuilder.h"
 
 #include "tfm/Dialect/Tfm/IR/TfmOps.h"
@@ -603,12 +604,10 @@ void combineRanges(OpBuilder &b, Location loc, Value ranges, Value partial,
                                           constant(type.getDimSize(3)),
                                           zeroIndex);
   Value batches = memref::DimOp::create(b, loc, partial, 1);
-  auto launch = gpu::LaunchOp::create(
-      b, loc, queries, constant(type.getDimSize(2)), batches,
-      constant(type.getDimSize(4)), one, one);
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&launch.getBody().front());
-  b.setInsertionPoint(gpu::TerminatorOp::create(b, loc));
+  gpu::LaunchOp launch =
+      createLaunch(b, loc, {queries, constant(type.getDimSize(2)), batches},
+                   constant(type.getDimSize(4)));
   Value column = launch.getThreadIds().x, query = launch.getBlockIds().x,
         head = launch.getBlockIds().y, batch = launch.getBlockIds().z;
   auto f32 = [&](double value) -> Value {

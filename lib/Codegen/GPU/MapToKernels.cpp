@@ -2,6 +2,8 @@
 
 #include "tfm/Codegen/Passes.h"
 
+#include "KernelLaunch.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -22,6 +24,7 @@ namespace mlir::tfm {
 } // namespace mlir::tfm
 
 using namespace mlir;
+using namespace mlir::tfm;
 
 namespace {
 
@@ -131,19 +134,6 @@ LogicalResult prepareKernelBody(RewriterBase &rewriter, Operation *root) {
   for (memref::DeallocOp dealloc : deallocs)
     rewriter.eraseOp(dealloc);
   return success();
-}
-
-/// A launch of `gridSize` x 1 x 1 blocks of `blockSize` threads before
-/// `anchor`, with the builder inside its body (before the terminator).
-gpu::LaunchOp createLaunch(RewriterBase &rewriter, Location loc,
-                           Value gridSize, Value blockSize) {
-  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  auto launch = gpu::LaunchOp::create(rewriter, loc, gridSize, one, one,
-                                      blockSize, one, one);
-  rewriter.setInsertionPointToStart(&launch.getBody().front());
-  auto terminator = gpu::TerminatorOp::create(rewriter, loc);
-  rewriter.setInsertionPoint(terminator);
-  return launch;
 }
 
 /// A parallel loop whose body ends in a sequential loop that folds values
@@ -372,7 +362,8 @@ PointLaunch launchPerPoint(RewriterBase &rewriter, Location loc,
   Value block = arith::ConstantIndexOp::create(rewriter, loc, blockSize);
   Value grid = rewriter.createOrFold<arith::CeilDivUIOp>(loc, threads, block);
   PointLaunch result;
-  result.launch = createLaunch(rewriter, loc, grid, block);
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  result.launch = createLaunch(rewriter, loc, {grid, one, one}, block);
 
   gpu::KernelDim3 blockIds = result.launch.getBlockIds();
   gpu::KernelDim3 threadIds = result.launch.getThreadIds();
@@ -656,7 +647,7 @@ LogicalResult runInOneThread(RewriterBase &rewriter, Operation *op) {
   Location loc = op->getLoc();
   rewriter.setInsertionPoint(op);
   Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  gpu::LaunchOp launch = createLaunch(rewriter, loc, one, one);
+  gpu::LaunchOp launch = createLaunch(rewriter, loc, {one, one, one}, one);
   if (op->getNumResults() != 0)
     return op->emitOpError("with results cannot be moved into a GPU kernel");
   rewriter.moveOpBefore(op, launch.getBody().front().getTerminator());

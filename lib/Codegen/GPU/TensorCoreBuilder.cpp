@@ -12,38 +12,6 @@
 using namespace mlir;
 using namespace mlir::tfm;
 
-std::pair<gpu::LaunchOp, Value>
-mlir::tfm::createSharedMemoryLaunch(OpBuilder &b, Location loc,
-                                    ValueRange grid, int64_t threads,
-                                    int64_t sharedBytes) {
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value bytes =
-      arith::ConstantIntOp::create(b, loc, b.getI32Type(), sharedBytes);
-  auto launch = gpu::LaunchOp::create(
-      b, loc, grid[0], grid[1], grid[2],
-      arith::ConstantIndexOp::create(b, loc, threads), one, one, bytes);
-  b.setInsertionPointToStart(&launch.getBody().front());
-  b.setInsertionPoint(gpu::TerminatorOp::create(b, loc));
-  auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
-                                              gpu::AddressSpace::Workgroup);
-  Value shared = gpu::DynamicSharedMemoryOp::create(
-      b, loc,
-      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                      MemRefLayoutAttrInterface(), workgroup));
-  return {launch, shared};
-}
-
-Value mlir::tfm::sharedView(OpBuilder &b, Location loc, Value shared,
-                            ArrayRef<int64_t> shape, Type element,
-                            int64_t offset) {
-  auto type = MemRefType::get(
-      shape, element, MemRefLayoutAttrInterface(),
-      cast<MemRefType>(shared.getType()).getMemorySpace());
-  return memref::ViewOp::create(
-      b, loc, type, shared, arith::ConstantIndexOp::create(b, loc, offset),
-      ValueRange{});
-}
-
 void TensorCoreBuilder::copy16Bytes(Value tile, ValueRange tileIndices,
                                     Value source, ValueRange sourceIndices,
                                     Value sourceElements) {

@@ -19,24 +19,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 
-namespace mlir::gpu {
-class LaunchOp;
-} // namespace mlir::gpu
-
 namespace mlir::tfm {
-
-/// A gpu.launch of `grid` (x, y, z) blocks of `threads` threads with
-/// `sharedBytes` of dynamic shared memory (a block's static shared memory
-/// stops at 48 KiB); `b` is left in its body, before the terminator.
-/// Returns the launch and its shared memory as bytes.
-std::pair<gpu::LaunchOp, Value>
-createSharedMemoryLaunch(OpBuilder &b, Location loc, ValueRange grid,
-                         int64_t threads, int64_t sharedBytes);
-
-/// The `shape` view of `element`s of createSharedMemoryLaunch's `shared`
-/// bytes from byte `offset`.
-Value sharedView(OpBuilder &b, Location loc, Value shared,
-                 ArrayRef<int64_t> shape, Type element, int64_t offset);
 
 class TensorCoreBuilder {
 public:

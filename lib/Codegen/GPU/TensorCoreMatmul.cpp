@@ -20,6 +20,7 @@
 #include "tfm/Codegen/Passes.h"
 
 #include "Projection.h"
+#include "KernelLaunch.h"
 #include "TensorCoreBuilder.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
