@@ -37,7 +37,9 @@
                                   projections with it
                                   (projections-R,C,K,S,WR,WC.so), each
                                   warp-rows the attention
-                                  (attention-N.so), each few-rows the
+                                  (attention-N.so; on sm_90a also
+                                  attention-wgmma.so, its products as
+                                  warpgroup MMA), each few-rows the
                                   model (model-few-rows-N.so, timed by
                                   `step` beside model.so)
   gpu.py run DIR [attention] [projections] [decode] [step] [model]
@@ -114,6 +116,9 @@ def prepare(directory, tilings, warp_rows, few_rows, arch="sm_90a"):
         compiler.compile_mlir(
             text, directory / f"attention-{rows}.so",
             flags=flags + [f"--gpu-attention-warp-rows={rows}"])
+    if arch == "sm_90a":
+        compiler.compile_mlir(text, directory / "attention-wgmma.so",
+                              flags=flags + ["--gpu-attention-wgmma"])
     text = "".join(decode_source(dim) for dim in DECODE_HEADS)
     compiler.compile_mlir(text, directory / "decode.so", flags=flags)
     compiler.compile_mlir(text, directory / "decode-split-kv.so",
@@ -398,7 +403,7 @@ def run_attention(directory):
     from torch.nn.attention import SDPBackend, sdpa_kernel
     variants = libraries(directory, "attention")
     print(f"{'D':>4} {'S':>6} {'causal':>6} {'torch ms':>9} {'TFLOP/s':>8}"
-          f"  tfm ms  TFLOP/s  x torch  error  warp rows")
+          f"  tfm ms  TFLOP/s  x torch  error  form")
     results = []
     for dim in HEAD_DIMS:
         heads = WIDTH // dim
@@ -415,16 +420,16 @@ def run_attention(directory):
                         q, k, v, is_causal=causal))
                 work = flops(batch, heads, seq, dim, causal)
                 name = source(dim, causal)[0]
-                for rows, library in variants.items():
+                for form, library in variants.items():
                     _, tms, error = time_call(library[name], (q, k, v), ref)
                     row = {"dim": dim, "seq": seq, "causal": causal,
                            "torch_ms": ms, "torch_tflops": work / ms / 1e9,
                            "tfm_ms": tms, "tfm_tflops": work / tms / 1e9,
-                           "error": error, "warp_rows": rows}
+                           "error": error, "form": form}
                     print(f"{dim:>4} {seq:>6} {str(causal):>6} {ms:>9.3f} "
                           f"{row['torch_tflops']:>8.1f} {tms:>8.3f} "
                           f"{row['tfm_tflops']:>8.1f} {ms / tms:>8.2f} "
-                          f"{error:>8.1e}  {rows}", flush=True)
+                          f"{error:>8.1e}  {form}", flush=True)
                     results.append(row)
     return results
 

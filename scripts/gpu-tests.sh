@@ -12,7 +12,8 @@
 #       itself, so DIR stays small (about 14 MB an architecture, within one
 #       device call's carry). The attention suites and the models are also
 #       compiled with each other form of the attention kernel (its other
-#       row split, split-KV decode) for sm_90a, into DIR/variants/NAME.
+#       row split, split-KV decode, warpgroup MMA) for sm_90a, into
+#       DIR/variants/NAME.
 #   scripts/gpu-tests.sh check [DIR]    on the GPU machine, from the checkout
 #       with DIR and build/lib/libtfm_runtime.so carried: runs every suite
 #       of every architecture and variant prepared and compares; exits
@@ -33,7 +34,8 @@ suites=(CPU/attention CPU/blocks CPU/layers CPU/masks CPU/projections
 # attention kernel, NAME:FLAGS, for sm_90a, in DIR/variants/NAME.
 variant_suites=(CPU/attention GPU/flash_attention)
 variants=(warp-rows-32:--gpu-attention-warp-rows=32
-          split-kv:--gpu-attention-split-kv)
+          split-kv:--gpu-attention-split-kv
+          wgmma:--gpu-attention-wgmma)
 
 generation_model="$root/test/Integration/GPU/generation-bf16.json"
 

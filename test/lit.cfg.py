@@ -70,16 +70,29 @@ for stub in ["lib64/stubs", "lib/stubs", "targets/x86_64-linux/lib/stubs"]:
         break
 
 
-def cuda_device_count():
+def cuda_devices():
+    """The compute capability major of each CUDA device (none without a
+    driver)."""
     try:
         cuda = ctypes.CDLL("libcuda.so.1")
         count = ctypes.c_int(0)
         if cuda.cuInit(0) != 0 or cuda.cuDeviceGetCount(ctypes.byref(count)) != 0:
-            return 0
-        return count.value
+            return []
+        majors = []
+        for ordinal in range(count.value):
+            device, major = ctypes.c_int(0), ctypes.c_int(0)
+            cuda.cuDeviceGet(ctypes.byref(device), ordinal)
+            # CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+            cuda.cuDeviceGetAttribute(ctypes.byref(major), 75, device)
+            majors.append(major.value)
+        return majors
     except OSError:
-        return 0
+        return []
 
 
-if cuda_device_count() > 0:
+majors = cuda_devices()
+if majors:
     config.available_features.add("cuda-device")
+# sm_90a code (warpgroup MMA) runs on compute capability 9.0 only.
+if majors and majors[0] == 9:
+    config.available_features.add("cuda-sm90")

@@ -65,6 +65,7 @@ void mlir::tfm::buildTfmCUDAKernelStage(
   TfmGPULowerBufferAttentionPassOptions attention;
   attention.warpRows = options.attentionWarpRows;
   attention.splitKV = options.attentionSplitKV;
+  attention.warpgroupMma = options.attentionWarpgroupMma;
   pm.addNestedPass<func::FuncOp>(
       createTfmGPULowerBufferAttentionPass(attention));
   TfmGPUMapToKernelsPassOptions map;

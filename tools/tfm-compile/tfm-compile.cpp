@@ -113,6 +113,11 @@ cl::opt<bool> gpuAttentionSplitKV(
              "16 rows or fewer) packed into one warp per KV head, its keys "
              "split among blocks and the parts combined (FlashDecoding)"),
     cl::init(false), cl::cat(category));
+cl::opt<bool> gpuAttentionWgmma(
+    "gpu-attention-wgmma",
+    cl::desc("With --target=cuda --gpu-arch=sm_90a: attention's QKᵀ and P·V "
+             "as warpgroup MMA (wgmma) instead of mma.sync"),
+    cl::init(false), cl::cat(category));
 cl::opt<unsigned> optLevel("O", cl::desc("Optimization level 0-3"),
                            cl::init(3), cl::Prefix, cl::cat(category));
 #define TFM_ATTENTION_LOWERING_FLAG(field, flag, description)                 \
@@ -205,6 +210,7 @@ int main(int argc, char **argv) {
                                      gpuMatmulTile.end());
   targetOptions.gpuAttentionWarpRows = gpuAttentionWarpRows;
   targetOptions.gpuAttentionSplitKV = gpuAttentionSplitKV;
+  targetOptions.gpuAttentionWgmma = gpuAttentionWgmma;
   targetOptions.gpuFewRows = gpuFewRows;
   targetOptions.optLevel = optLevel;
   targetOptions.prepackWeights = prepackWeights;

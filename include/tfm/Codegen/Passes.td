@@ -804,6 +804,18 @@ def TfmGPULowerBufferAttentionPass
     per query, head and batch) combines them, weighting each range by
     2^(lse - max); with one range the block stores the result itself.
 
+    With `warpgroup-mma` (sm_90a; warp-rows 16), the block's 8 warps are 2
+    warpgroups of 64 rows, and QKᵀ and P·V are warpgroup MMA (`wgmma`
+    m64nNk16, f32 accumulators): A in registers (each warp's Q, then its P,
+    in the layouts mma.sync uses), B read from shared memory through
+    descriptors (K K-major, V N-major), each batch waited for before the
+    softmax reads it. The K and V tiles are then stored as panels of 64
+    columns of D (128-byte rows, chunk c of row r at c ^ (r mod 8): wgmma's
+    128-byte swizzle), and cp.async's writes are fenced for the async proxy
+    before wgmma reads them. MLIR's `nvvm.wgmma.mma_async` takes A only
+    through a descriptor, so the products are the PTX instruction inline.
+    Decode's packed split keeps mma.sync.
+
     Any other element type or head dim is an error.
   }];
   let options = [
@@ -812,6 +824,8 @@ def TfmGPULowerBufferAttentionPass
     Option<"splitKV", "split-kv", "bool", /*default=*/"false",
            "Decode (group · Sq <= 16 rows, Sq static) packed into one warp "
            "per KV head with the keys split among blocks">,
+    Option<"warpgroupMma", "warpgroup-mma", "bool", /*default=*/"false",
+           "QKᵀ and P·V as warpgroup MMA (wgmma, sm_90a; warp-rows 16)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",

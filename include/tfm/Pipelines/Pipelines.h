@@ -162,6 +162,11 @@ struct TfmLowerToNVVMPipelineOptions
                      "split among blocks (tfm-gpu-lower-buffer-attention's "
                      "split-kv)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> attentionWarpgroupMma{
+      *this, "attention-warpgroup-mma",
+      llvm::cl::desc("Attention's products as warpgroup MMA, on sm_90a "
+                     "(tfm-gpu-lower-buffer-attention's warpgroup-mma)"),
+      llvm::cl::init(false)};
 };
 
 /// The stages of tfm-lower-to-nvvm-pipeline:

@@ -64,6 +64,9 @@ struct TargetOptions {
   /// A GPU target: decode attention packed per KV head, its keys split
   /// among blocks (tfm-gpu-lower-buffer-attention's split-kv).
   bool gpuAttentionSplitKV = false;
+  /// A GPU target (sm_90a): attention's products as warpgroup MMA
+  /// (tfm-gpu-lower-buffer-attention's warpgroup-mma).
+  bool gpuAttentionWgmma = false;
   /// LLVM optimization level, 0-3.
   unsigned optLevel = 3;
   /// Target-independent: how the linalg stage of every target lowers

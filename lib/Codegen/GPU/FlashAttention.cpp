@@ -66,6 +66,9 @@ namespace {
 
 constexpr int64_t kRows = 128; // query rows of a block
 constexpr int64_t kKeys = 64;  // keys of a tile
+/// With warpgroup MMA, K and V tiles are stored as panels of 64 columns of
+/// D (128-byte rows, wgmma's swizzle atoms), this many bytes apart.
+constexpr int64_t kPanelBytes = kKeys * 128;
 
 /// Whether the kernel computes attention of `query` and `value` types: both
 /// bf16 or both f16, head dim 64 or 128 (shared memory holds a [64, D] K
@@ -99,6 +102,11 @@ struct RowSplit {
   /// with several ranges, each writes its f32 rows and their log-sum-exp,
   /// and a second kernel combines them.
   bool packed = false;
+  /// Warpgroup MMA (sm_90a; with 16 rows a warp, not packed): the 8 warps
+  /// as 2 warpgroups of 64 rows, QKᵀ and P·V as wgmma m64nNk16 with A (Q,
+  /// then P) in registers and B (K, then V) read from shared memory through
+  /// descriptors, so no ldmatrix; K and V tiles as panels of 64 columns.
+  bool warpgroups = false;
 
   int64_t warps() const { return packed ? 1 : kRows / warpRows; }
   int64_t blockRows() const { return warps() * warpRows; }
@@ -165,6 +173,17 @@ private:
   Value shuffleXor(Value value, int32_t offset);
   /// The maximum (or sum) of a row held by the 4 lanes of a quad.
   Value quadReduce(Value value, bool sum);
+  /// The tiles that cp.async brought have landed, for every thread (and
+  /// for wgmma, which reads shared memory through the async proxy).
+  void waitForTiles();
+  /// The warpgroup's wgmma products of one batch, waited for: `acc` +
+  /// Σ_i a[i]·B_i, where B_i is the shared tile `tile` from byte `offset(i)`
+  /// (`leadingBytes` apart in the descriptor), N-major if `transposeB`.
+  SmallVector<Value> warpgroupProducts(ArrayRef<SmallVector<Value>> a,
+                                       Value tile,
+                                       function_ref<int64_t(int64_t)> offset,
+                                       int64_t leadingBytes, bool transposeB,
+                                       SmallVector<Value> acc);
 
   BufferAttentionOp op;
   RowSplit split;
@@ -181,8 +200,10 @@ void KernelBuilder::copyTile(Value source, Value head, Value first,
     Value id = add(tid, i * split.threads());
     Value row = div(id, chunks), chunk = rem(id, chunks);
     Value sourceRow = min(add(first, row), lastRow);
-    copy16Bytes(tile, {row, mul(xorIndex(chunk, rem(row, 8)), 8)}, source,
-                {batch, head, sourceRow, mul(chunk, 8)});
+    SmallVector<Value> at = {row, mul(xorIndex(chunk, rem(row, 8)), 8)};
+    if (split.warpgroups)
+      at = {div(chunk, 8), row, mul(xorIndex(rem(chunk, 8), rem(row, 8)), 8)};
+    copy16Bytes(tile, at, source, {batch, head, sourceRow, mul(chunk, 8)});
   }
   NVVM::CpAsyncCommitGroupOp::create(b, loc);
 }
@@ -213,6 +234,34 @@ Value KernelBuilder::quadReduce(Value value, bool sum) {
                 : arith::MaximumFOp::create(b, loc, value, other).getResult();
   }
   return value;
+}
+
+void KernelBuilder::waitForTiles() {
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+  if (split.warpgroups)
+    NVVM::FenceProxyOp::create(
+        b, loc,
+        NVVM::ProxyKindAttr::get(b.getContext(),
+                                 NVVM::ProxyKind::async_shared),
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+  gpu::BarrierOp::create(b, loc);
+}
+
+SmallVector<Value> KernelBuilder::warpgroupProducts(
+    ArrayRef<SmallVector<Value>> a, Value tile,
+    function_ref<int64_t(int64_t)> offset, int64_t leadingBytes,
+    bool transposeB, SmallVector<Value> acc) {
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, tile);
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  for (auto [i, registers] : llvm::enumerate(a))
+    acc = warpgroupMma(registers,
+                       sharedDescriptor(add(base, offset(i)), leadingBytes,
+                                        /*strideBytes=*/1024),
+                       acc, transposeB);
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
+  return acc;
 }
 
 void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
@@ -363,8 +412,7 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
       [&](OpBuilder &, Location, Value tileStart, ValueRange state) {
         // K of this tile has landed, and every warp is past the last
         // tile's P·V: V may be overwritten.
-        NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
-        gpu::BarrierOp::create(b, loc);
+        waitForTiles();
         copyTile(v, kvHead, tileStart, keys, vs);
 
         // S = Q Kᵀ: per row tile, 8 tiles of 8 keys; each K fragment feeds
@@ -372,20 +420,34 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
         SmallVector<SmallVector<SmallVector<Value>>> scores(
             rowTiles, SmallVector<SmallVector<Value>>(
                           kKeys / 8, SmallVector<Value>(4, zero)));
-        for (int64_t kk = 0; kk < headDim / 16; ++kk) {
-          SmallVector<SmallVector<Value>> queryA;
-          for (int64_t mt = 0; mt < rowTiles; ++mt)
-            queryA.push_back(queryOperand(mt, kk));
-          for (int64_t pair = 0; pair < kKeys / 16; ++pair) {
-            SmallVector<Value> keyRegs =
-                loadSwizzled(ks, add(chunksThenRows, pair * 16), 2 * kk,
-                             xorChunksThenRows, false);
-            for (int64_t mt = 0; mt < rowTiles; ++mt) {
-              auto &tiles = scores[mt];
-              tiles[2 * pair] = mma(queryA[mt], {keyRegs[0], keyRegs[1]},
-                                    tiles[2 * pair]);
-              tiles[2 * pair + 1] = mma(
-                  queryA[mt], {keyRegs[2], keyRegs[3]}, tiles[2 * pair + 1]);
+        if (split.warpgroups) {
+          // The warpgroup's 64 rows by the 64 keys, a wgmma m64n64k16 per
+          // 16 columns of D: K-major (a key's D contiguous), step kk in
+          // panel kk / 4 at byte 32·(kk mod 4) of each row.
+          SmallVector<Value> acc = warpgroupProducts(
+              queryRegs[0], ks,
+              [](int64_t kk) { return (kk / 4) * kPanelBytes + (kk % 4) * 32; },
+              /*leadingBytes=*/16, /*transposeB=*/false,
+              SmallVector<Value>(kKeys / 2, zero));
+          for (int64_t n = 0; n < kKeys / 8; ++n)
+            for (int64_t e = 0; e < 4; ++e)
+              scores[0][n][e] = acc[n * 4 + e];
+        } else {
+          for (int64_t kk = 0; kk < headDim / 16; ++kk) {
+            SmallVector<SmallVector<Value>> queryA;
+            for (int64_t mt = 0; mt < rowTiles; ++mt)
+              queryA.push_back(queryOperand(mt, kk));
+            for (int64_t pair = 0; pair < kKeys / 16; ++pair) {
+              SmallVector<Value> keyRegs =
+                  loadSwizzled(ks, add(chunksThenRows, pair * 16), 2 * kk,
+                               xorChunksThenRows, false);
+              for (int64_t mt = 0; mt < rowTiles; ++mt) {
+                auto &tiles = scores[mt];
+                tiles[2 * pair] = mma(queryA[mt], {keyRegs[0], keyRegs[1]},
+                                      tiles[2 * pair]);
+                tiles[2 * pair + 1] = mma(
+                    queryA[mt], {keyRegs[2], keyRegs[3]}, tiles[2 * pair + 1]);
+              }
             }
           }
         }
@@ -499,8 +561,7 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
           }
 
         // V has landed and every warp is done with K: fetch the next K.
-        NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
-        gpu::BarrierOp::create(b, loc);
+        waitForTiles();
         auto more = scf::IfOp::create(
             b, loc, cmp(arith::CmpIPredicate::slt, tileEnd, tileLimit));
         {
@@ -509,22 +570,35 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
           copyTile(k, kvHead, tileEnd, keys, ks);
         }
 
-        // O += P V; each V fragment feeds every row tile.
-        for (int64_t j = 0; j < kKeys / 16; ++j)
-          for (int64_t pair = 0; pair < headDim / 16; ++pair) {
-            SmallVector<Value> valueRegs =
-                loadSwizzled(vs, add(rowsThenChunks, j * 16), 2 * pair,
-                             xorRowsThenChunks, true);
-            for (int64_t mt = 0; mt < rowTiles; ++mt)
-              for (int64_t half = 0; half < 2; ++half) {
-                int64_t at = accAt(mt, 2 * pair + half);
-                SmallVector<Value> acc(next.begin() + at,
-                                       next.begin() + at + 4);
-                acc = mma(probabilities[mt][j],
-                          {valueRegs[2 * half], valueRegs[2 * half + 1]}, acc);
-                std::copy(acc.begin(), acc.end(), next.begin() + at);
-              }
-          }
+        if (split.warpgroups) {
+          // O += P V, a wgmma m64nDk16 per 16 keys: V N-major (a key's D
+          // contiguous), keys 16j.. from row 16j, the panels of D
+          // kPanelBytes apart.
+          int64_t at = accAt(0, 0);
+          SmallVector<Value> acc = warpgroupProducts(
+              probabilities[0], vs, [](int64_t j) { return j * 16 * 128; },
+              /*leadingBytes=*/kPanelBytes, /*transposeB=*/true,
+              SmallVector<Value>(next.begin() + at,
+                                 next.begin() + at + headDim / 2));
+          std::copy(acc.begin(), acc.end(), next.begin() + at);
+        } else {
+          // O += P V; each V fragment feeds every row tile.
+          for (int64_t j = 0; j < kKeys / 16; ++j)
+            for (int64_t pair = 0; pair < headDim / 16; ++pair) {
+              SmallVector<Value> valueRegs =
+                  loadSwizzled(vs, add(rowsThenChunks, j * 16), 2 * pair,
+                               xorRowsThenChunks, true);
+              for (int64_t mt = 0; mt < rowTiles; ++mt)
+                for (int64_t half = 0; half < 2; ++half) {
+                  int64_t at = accAt(mt, 2 * pair + half);
+                  SmallVector<Value> acc(next.begin() + at,
+                                         next.begin() + at + 4);
+                  acc = mma(probabilities[mt][j],
+                            {valueRegs[2 * half], valueRegs[2 * half + 1]}, acc);
+                  std::copy(acc.begin(), acc.end(), next.begin() + at);
+                }
+            }
+        }
         scf::YieldOp::create(b, loc, next);
       });
 
@@ -937,7 +1011,7 @@ void writeIntoCopyTarget(BufferAttentionOp op) {
 /// no host branch around it, which would make gpu-async-region wait for
 /// the stream before and after it.
 void launchKernel(IRRewriter &rewriter, BufferAttentionOp op,
-                  int64_t warpRows, bool splitKV) {
+                  int64_t warpRows, bool splitKV, bool warpgroupMma) {
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   Value q = op.getQuery();
@@ -951,6 +1025,7 @@ void launchKernel(IRRewriter &rewriter, BufferAttentionOp op,
                  heads / kvHeads * queries <= 16;
   if (split.packed)
     split.warpRows = 16;
+  split.warpgroups = warpgroupMma && !split.packed;
   auto constant = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(rewriter, loc, value);
   };
@@ -999,7 +1074,10 @@ void launchKernel(IRRewriter &rewriter, BufferAttentionOp op,
         createSharedMemoryLaunch(rewriter, loc, {gridX, gridY, batches},
                                  split.threads(), split.sharedBytes());
     auto tile = [&](int64_t rows, int64_t offset) {
-      return sharedView(rewriter, loc, shared, {rows, split.headDim},
+      SmallVector<int64_t> shape = {rows, split.headDim};
+      if (split.warpgroups)
+        shape = {split.headDim / 64, rows, 64};
+      return sharedView(rewriter, loc, shared, shape,
                         resultType.getElementType(), offset);
     };
     Value ks = tile(kKeys, 0), vs = tile(kKeys, split.tileBytes());
@@ -1034,6 +1112,11 @@ struct TfmGPULowerBufferAttentionPass
           << int64_t(warpRows);
       return signalPassFailure();
     }
+    if (warpgroupMma && warpRows != 16) {
+      getOperation().emitError("tfm-gpu-lower-buffer-attention: "
+                               "warpgroup-mma takes warp-rows 16");
+      return signalPassFailure();
+    }
     for (BufferAttentionOp op : ops) {
       if (!kernelTakes(op.getQuery().getType(), op.getValue().getType())) {
         op.emitOpError("has no GPU kernel for these types: it takes bf16 or "
@@ -1041,7 +1124,7 @@ struct TfmGPULowerBufferAttentionPass
         return signalPassFailure();
       }
       writeIntoCopyTarget(op);
-      launchKernel(rewriter, op, warpRows, splitKV);
+      launchKernel(rewriter, op, warpRows, splitKV, warpgroupMma);
     }
   }
 };

@@ -9,6 +9,8 @@
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 using namespace mlir;
 using namespace mlir::tfm;
 
@@ -82,4 +84,73 @@ Value TensorCoreBuilder::loadPair(Value memref, ValueRange indices) {
   Value word = vector::BitCastOp::create(
       b, loc, VectorType::get({1}, b.getI32Type()), pair);
   return vector::ExtractOp::create(b, loc, word, 0);
+}
+
+Value TensorCoreBuilder::sharedDescriptor(Value address, int64_t leadingBytes,
+                                          int64_t strideBytes) {
+  Type i64 = b.getI64Type();
+  auto constant = [&](uint64_t value) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i64, value);
+  };
+  // Bits 0-13: the address / 16 (shared addresses fit in 18 bits).
+  Value start = arith::ShRUIOp::create(
+      b, loc,
+      arith::AndIOp::create(
+          b, loc, arith::IndexCastUIOp::create(b, loc, i64, address),
+          constant(0x3FFFF)),
+      constant(4));
+  // Bits 16-29 and 32-45: the offsets / 16; 62-63: 128-byte swizzle (1).
+  uint64_t fixed = (uint64_t(leadingBytes / 16) << 16) |
+                   (uint64_t(strideBytes / 16) << 32) | (uint64_t(1) << 62);
+  return arith::OrIOp::create(b, loc, start, constant(fixed));
+}
+
+SmallVector<Value> TensorCoreBuilder::warpgroupMma(ArrayRef<Value> a,
+                                                   Value bDescriptor,
+                                                   ArrayRef<Value> d,
+                                                   bool transposeB) {
+  int64_t n = d.size() * 2;
+  int64_t count = d.size();
+  auto operand = [](int64_t i) { return "$" + std::to_string(i); };
+  SmallVector<std::string> outputs, aOperands, constraints;
+  for (int64_t i = 0; i < count; ++i) {
+    outputs.push_back(operand(i));
+    constraints.push_back("=f");
+  }
+  // The accumulators are read and written: inputs tied to the outputs.
+  for (int64_t i = 0; i < count; ++i)
+    constraints.push_back(std::to_string(i));
+  // Inputs are numbered after the outputs, the tied ones first.
+  for (int64_t i = 0; i < 4; ++i) {
+    aOperands.push_back(operand(2 * count + i));
+    constraints.push_back("r");
+  }
+  constraints.push_back("l");
+  std::string type = element.isBF16() ? "bf16" : "f16";
+  // Operands after B: scale-d (1: add to d, as a predicate), the scales of
+  // A and B (1), B's transpose.
+  std::string text = "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
+                     "k16.f32." + type + "." + type + " {" +
+                     llvm::join(outputs, ", ") + "}, {" +
+                     llvm::join(aOperands, ", ") + "}, " +
+                     operand(2 * count + 4) + ", p, 1, 1, " +
+                     (transposeB ? "1" : "0") + ";";
+  std::string body = "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n" + text + "\n}";
+  Type f32Type = b.getF32Type();
+  auto result = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), SmallVector<Type>(count, f32Type));
+  SmallVector<Value> operands(d);
+  llvm::append_range(operands, a);
+  operands.push_back(bDescriptor);
+  auto asmOp = LLVM::InlineAsmOp::create(
+      b, loc, result, operands, body, llvm::join(constraints, ","),
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
+  SmallVector<Value> values;
+  for (int64_t i = 0; i < count; ++i)
+    values.push_back(
+        LLVM::ExtractValueOp::create(b, loc, asmOp.getResult(0), i));
+  return values;
 }

@@ -11,6 +11,10 @@
 // operand 2: (k 2t..2t+1, column g), (k 2t + 8.., g); an accumulator 4
 // values: (row g, columns 2t, 2t + 1), (g + 8, 2t, 2t + 1).
 //
+// Warpgroup MMA (wgmma m64nNk16, sm_90a): warp w of a warpgroup holds rows
+// 16w..16w + 15 of A and of the accumulators, in the layouts above (an
+// accumulator is N/8 tiles of 4 values, tile j at columns 8j..8j + 7).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef TFM_LIB_CODEGEN_GPU_TENSORCOREBUILDER_H
@@ -78,6 +82,21 @@ protected:
   Value pack(Value low, Value high);
   /// Two 16-bit elements loaded from `memref[indices]` as one register.
   Value loadPair(Value memref, ValueRange indices);
+
+  /// The wgmma descriptor of a shared operand at `address` (a shared
+  /// memory address as an index) stored with the 128-byte swizzle (16-byte
+  /// chunk c of a 128-byte row r at c ^ (r mod 8), 8-row groups on
+  /// 1024-byte boundaries): `leadingBytes` and `strideBytes` are the byte
+  /// offsets the descriptor names so (PTX ISA, matrix descriptor).
+  Value sharedDescriptor(Value address, int64_t leadingBytes,
+                         int64_t strideBytes);
+  /// d = a·b + d for one wgmma m64nNk16 of the warpgroup, with A in
+  /// registers (`a`: the warp's 4 A operand registers), B through the
+  /// descriptor `bDescriptor` (K-major, or N-major when `transposeB`), `d`
+  /// the N/2 accumulators. MLIR's nvvm.wgmma.mma_async reads A only
+  /// through a descriptor, so this is the instruction as inline PTX.
+  SmallVector<Value> warpgroupMma(ArrayRef<Value> a, Value bDescriptor,
+                                  ArrayRef<Value> d, bool transposeB);
 
   OpBuilder &b;
   Location loc;

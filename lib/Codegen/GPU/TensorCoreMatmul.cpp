@@ -383,22 +383,8 @@ Value MatmulKernelBuilder::descriptor(Value tiles, Value stage, Value row,
   Value address =
       add(add(base, mul(add(mul(stage, rowsPerStage), row), t.step * 2)),
           kk * 32);
-  Type i64 = b.getI64Type();
-  auto constant = [&](uint64_t value) -> Value {
-    return arith::ConstantIntOp::create(b, loc, i64, value);
-  };
-  Value start = arith::ShRUIOp::create(
-      b, loc,
-      arith::AndIOp::create(
-          b, loc, arith::IndexCastUIOp::create(b, loc, i64, address),
-          constant(0x3FFFF)),
-      constant(4));
-  // Start address / 16, leading byte offset 16 (unused by swizzled K-major
-  // operands), stride byte offset 1024 (between 8-row groups), 128-byte
-  // swizzle (mode 1 in bits 62-63).
-  uint64_t fixed = (uint64_t(1) << 16) | (uint64_t(1024 / 16) << 32) |
-                   (uint64_t(1) << 62);
-  return arith::OrIOp::create(b, loc, start, constant(fixed));
+  // The leading byte offset is unused by swizzled K-major operands.
+  return sharedDescriptor(address, /*leadingBytes=*/16, /*strideBytes=*/1024);
 }
 
 void MatmulKernelBuilder::warpgroupStep(Value stage,

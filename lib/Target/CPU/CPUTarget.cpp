@@ -140,6 +140,9 @@ mlir::tfm::createCPUTarget(const TargetOptions &options) {
   if (options.gpuAttentionSplitKV)
     return llvm::createStringError(
         "--gpu-attention-split-kv is an option of --target=cuda");
+  if (options.gpuAttentionWgmma)
+    return llvm::createStringError(
+        "--gpu-attention-wgmma is an option of --target=cuda");
   auto machine = createHostTargetMachine(options.cpu, options.features,
                                          options.optLevel);
   if (!machine)

@@ -2,6 +2,9 @@
 // RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warp-rows=32}))" --verify-diagnostics | FileCheck %s --check-prefix=ROWS32
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warp-rows=48}))" 2>&1 | FileCheck %s --check-prefix=ROWS48
 // RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{split-kv=true}))" --verify-diagnostics | FileCheck %s --check-prefix=SPLIT
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true}))" --verify-diagnostics | FileCheck %s --check-prefix=WGMMA
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true split-kv=true}))" --verify-diagnostics | FileCheck %s --check-prefix=WGSPLIT
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true warp-rows=32}))" 2>&1 | FileCheck %s --check-prefix=WG32
 
 // The kernel of a causal GQA attention with kv lengths, with no host branch
 // around it (an empty grid is the runtime's to skip); blocks of 256 threads over (query tiles of 128, heads,
@@ -108,6 +111,40 @@ func.func @kernel(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x?x64xbf16>,
 // ROWS32: nvgpu.ldmatrix %[[QS]]
 // CHECK-COUNT-32: vector.load
 // CHECK: nvvm.mma.sync {{.*}} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// With warpgroup MMA, the K and V tiles are panels of 64 columns; each
+// wait for tiles fences cp.async's writes for wgmma's reads; QKᵀ is 8
+// wgmma m64n64k16 (one per 16 columns of D, K-major K: 16-byte leading
+// offset, 1024-byte stride, 128-byte swizzle), P·V 4 wgmma m64n128k16
+// (N-major V: panels 8192 bytes apart), each batch fenced, committed and
+// waited for; no ldmatrix.
+// WGMMA-LABEL: func.func @f16_d128
+// WGMMA: dynamic_shared_memory_size %c32768_i32
+// WGMMA: %[[KS:.*]] = memref.view {{.*}} to memref<2x64x64xf16, #gpu.address_space<workgroup>>
+// WGMMA: %[[VS:.*]] = memref.view {{.*}}[%c16384][] {{.*}} to memref<2x64x64xf16, #gpu.address_space<workgroup>>
+// WGMMA-NOT: nvgpu.ldmatrix
+// WGMMA: nvgpu.device_async_copy {{.*}}, %[[KS]][
+// WGMMA: scf.for
+// WGMMA: nvvm.cp.async.wait.group 0
+// WGMMA-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// WGMMA-NEXT: gpu.barrier
+// WGMMA: memref.extract_aligned_pointer_as_index %[[KS]]
+// WGMMA: nvvm.wgmma.fence.aligned
+// WGMMA: %[[KDESC:.*]] = arith.constant 4611686293305360384 : i64
+// WGMMA-NEXT: arith.ori {{.*}}, %[[KDESC]] : i64
+// WGMMA-COUNT-8: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, {{.*}}, $31}, {$64, $65, $66, $67}, $68, p, 1, 1, 0;
+// WGMMA: nvvm.wgmma.commit.group.sync.aligned
+// WGMMA-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// WGMMA: math.exp2
+// WGMMA: nvvm.fence.proxy
+// WGMMA: memref.extract_aligned_pointer_as_index %[[VS]]
+// WGMMA: nvvm.wgmma.fence.aligned
+// WGMMA: %[[VDESC:.*]] = arith.constant 4611686293338849280 : i64
+// WGMMA-NEXT: arith.ori {{.*}}, %[[VDESC]] : i64
+// WGMMA-COUNT-4: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {$0, {{.*}}, $63}, {$128, $129, $130, $131}, $132, p, 1, 1, 1;
+// WGMMA: nvvm.wgmma.commit.group.sync.aligned
+// WGMMA-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// WGMMA-NOT: nvgpu.ldmatrix
+// WGMMA: return
 func.func @f16_d128(%q: memref<1x4x100x128xf16>, %k: memref<1x4x100x128xf16>,
     %v: memref<1x4x100x128xf16>, %o: memref<1x4x100x128xf16>) {
   tfm.buffer_attention %q, %k, %v into %o
@@ -221,6 +258,13 @@ func.func @result_read_again(%q: memref<1x4x8x64xbf16>, %out: memref<1x4x8x64xbf
 // SPLIT:   memref.store {{.*}}, %[[O]]
 // SPLIT: memref.dealloc %[[PARTIAL]]
 // SPLIT: memref.dealloc %[[LSE]]
+// Decode's packed split keeps mma.sync under warpgroup-mma.
+// WGSPLIT-LABEL: func.func @decode
+// WGSPLIT: gpu.launch {{.*}} threads(%{{.*}}) in (%{{.*}} = %c32
+// WGSPLIT-NOT: wgmma
+// WGSPLIT: nvvm.mma.sync
+// WGSPLIT-NOT: wgmma
+// WGSPLIT: return
 func.func @decode(%q: memref<?x8x1x64xbf16>, %k: memref<?x2x?x64xbf16>,
     %v: memref<?x2x?x64xbf16>, %l: memref<?xi32>, %o: memref<?x8x1x64xbf16>) {
   tfm.buffer_attention %q, %k, %v kv_lengths(%l : memref<?xi32>) into %o
@@ -244,3 +288,5 @@ func.func @rows_past_a_warp(%q: memref<1x8x5x128xbf16>, %k: memref<1x2x300x128xb
         into memref<1x8x5x128xbf16>
   return
 }
+
+// WG32: tfm-gpu-lower-buffer-attention: warpgroup-mma takes warp-rows 16
