@@ -14,6 +14,11 @@
 #       compiled with each other form of the attention kernel (its other
 #       row split, split-KV decode, warpgroup MMA) for sm_90a, into
 #       DIR/variants/NAME.
+#   scripts/gpu-tests.sh pack [DIR]     here, after prepare (and bench/gpu.py
+#       prepare build/gpu-bench, if wanted): DIR, build/gpu-bench and
+#       build/lib/libtfm_runtime.so in one build/gpu-carry.tar.gz (about
+#       19 MB where they are 65: a device call carries at most 64 MiB);
+#       on the GPU machine `tar xzf build/gpu-carry.tar.gz` puts them back.
 #   scripts/gpu-tests.sh check [DIR]    on the GPU machine, from the checkout
 #       with DIR and build/lib/libtfm_runtime.so carried: runs every suite
 #       of every architecture and variant prepared and compares; exits
@@ -98,6 +103,14 @@ case "$mode" in
     ldd "$TFM_BUILD_DIR/bin/tfm-run" | awk '/libsentencepiece/ { print $3 }' |
       xargs -r cp -L -t "$dir/lib"
     ;;
+  pack)
+    cd "$root"
+    parts=("$(realpath --relative-to="$root" "$dir")" build/lib/libtfm_runtime.so)
+    [ -d build/gpu-bench ] && parts+=(build/gpu-bench)
+    tar -czf build/gpu-carry.tar.gz "${parts[@]}"
+    echo "packed ${parts[*]} into build/gpu-carry.tar.gz" \
+      "($(du -h build/gpu-carry.tar.gz | cut -f1))"
+    ;;
   check)
     failed=0 total=0
     for arch_dir in "$dir"/sm_*; do
@@ -130,7 +143,7 @@ case "$mode" in
     exit $(( failed != 0 ))
     ;;
   *)
-    echo "usage: $0 prepare|check [DIR]" >&2
+    echo "usage: $0 prepare|pack|check [DIR]" >&2
     exit 2
     ;;
 esac
