@@ -81,6 +81,10 @@ def attention(query, key, value, *, mask=None, kv_lengths=None, dense_mask=None,
                               scores.shape).copy()
     if kv_lengths is not None:
         visible &= padding_mask(kv_lengths, kv_len)
+        # Positions past a batch's length are not part of its sequence: a
+        # cache's unwritten rows may hold anything, NaN included.
+        v = np.where(np.swapaxes(padding_mask(kv_lengths, kv_len), -1, -2),
+                     v, 0.0)
     if dense_mask is not None:
         visible &= np.asarray(dense_mask, dtype=bool)
     scores = np.where(visible, scores, -np.inf)

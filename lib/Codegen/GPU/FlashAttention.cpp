@@ -155,7 +155,9 @@ private:
   /// Copies `count` rows from `first` of head `head` of `source` ([B, H, S,
   /// D]) into the swizzled shared buffer `tile`, rows at or past `limit`
   /// read as row `limit - 1` (they are masked or never stored), as one
-  /// commit group.
+  /// commit group. K and V tiles are limited to the batch's kv length: a
+  /// cache's rows past it may never have been written, and a NaN there
+  /// would survive its probability of 0 in P·V.
   void copyTile(Value source, Value head, Value first, Value limit,
                 Value tile, int64_t count = kKeys);
   /// The ldmatrix.x4 registers whose lane reads row `row` (low 3 bits: the
@@ -384,7 +386,7 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
     b.setInsertionPointToStart(anyTile.thenBlock());
     if (split.queryShared())
       copyTile(q, head, firstRow, queries, qs, split.blockRows());
-    copyTile(k, kvHead, tileBegin, keys, ks);
+    copyTile(k, kvHead, tileBegin, keyEnd, ks);
   }
 
   // Scores are kept as log2: exp2(s·scale·log2e - m).
@@ -413,7 +415,7 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
         // K of this tile has landed, and every warp is past the last
         // tile's P·V: V may be overwritten.
         waitForTiles();
-        copyTile(v, kvHead, tileStart, keys, vs);
+        copyTile(v, kvHead, tileStart, keyEnd, vs);
 
         // S = Q Kᵀ: per row tile, 8 tiles of 8 keys; each K fragment feeds
         // every row tile.
@@ -567,7 +569,7 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
         {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(more.thenBlock());
-          copyTile(k, kvHead, tileEnd, keys, ks);
+          copyTile(k, kvHead, tileEnd, keyEnd, ks);
         }
 
         if (split.warpgroups) {

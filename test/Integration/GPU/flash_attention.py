@@ -3,7 +3,7 @@
 # MHA / GQA (3:1) / MQA, lengths that divide no 64-row or 64-key tile,
 # Sq != Skv (a KV cache's bottom-right alignment, decode, decode split
 # into key ranges under split-kv), kv_lengths with
-# an empty and a partial batch, rows that see no key, |scores| in the
+# an empty and a partial batch and NaN past the lengths, rows that see no key, |scores| in the
 # thousands, scale and softcap, dynamic shapes at two sizes.
 # Run by test/Integration/GPU/ops.test (and scripts/gpu-tests.sh) with
 # --target=cuda.
@@ -55,6 +55,21 @@ for element in ("bf16", "f16"):
         # Padding: one empty batch (its rows see nothing), one partial.
         add_attention(f"{tag}_kv_lengths", 3, 2, 1, 70, 200, dim,
                       element=element, mask="causal", kv_lengths=[200, 0, 77])
+        # A cache's rows past a batch's length never written: NaN keys,
+        # infinite and NaN values there change nothing (a prompt's chunk,
+        # and decode, which split-kv packs).
+        cache_k = rng.standard_normal((3, 2, 200, dim))
+        cache_v = rng.standard_normal((3, 2, 200, dim))
+        for batch, length in enumerate([200, 0, 77]):
+            cache_k[batch, :, length:] = np.nan
+            cache_v[batch, :, length:] = -np.inf
+            cache_v[batch, :, length:length + 1] = np.nan
+        for queries in (70, 1):
+            add_attention(f"{tag}_unwritten_cache_{queries}", 3, 4, 2,
+                          queries, 200, dim, element=element,
+                          mask="causal" if queries > 1 else None,
+                          kv_lengths=[200, 0, 77], key=cache_k,
+                          value=cache_v)
         add_attention(f"{tag}_window_without_keys", 1, 4, 4, 90, 90, dim,
                       element=element, mask=("sliding_window", 2),
                       kv_lengths=[30])
