@@ -124,9 +124,16 @@ struct AttentionLowering : OpConversionPattern<AttentionOp> {
         {probs, value}, {lb.map(6, {0, 1, 2, 3, 5}), lb.map(6, {0, 1, 5, 4})},
         lb.filledF32(outSizes, 0.0), lb.map(6, {0, 1, 2, 3, 4}), scoreIters,
         [](OpBuilder &b, Location loc, ValueRange args) -> Value {
+          // A key of probability 0 adds nothing, whatever its value: a
+          // cache's rows past kv_lengths may be unwritten (NaN, and 0·NaN
+          // is NaN).
           Value product = arith::MulFOp::create(
               b, loc, args[0], LinalgBuilder::toF32(b, loc, args[1]));
-          return arith::AddFOp::create(b, loc, args[2], product);
+          Value sum = arith::AddFOp::create(b, loc, args[2], product);
+          Value unseen = arith::CmpFOp::create(
+              b, loc, arith::CmpFPredicate::OEQ, args[0],
+              LinalgBuilder::constantF32(b, loc, 0.0));
+          return arith::SelectOp::create(b, loc, unseen, args[2], sum);
         });
     Value normalized = lb.elementwise(
         {weighted, rowSum}, {lb.map(5, {0, 1, 2, 3, 4}), rowMap}, outSizes,

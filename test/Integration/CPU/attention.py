@@ -65,6 +65,18 @@ add_attention("value_dim_24", 1, 4, 2, 7, 11, 16, value_dim=24, mask="causal")
 # Fully masked rows: kv length 0 for one batch, and dense masks with empty rows.
 add_attention("kv_lengths_with_empty_batch", 3, 4, 2, 7, 7, 16, mask="causal",
               kv_lengths=[7, 0, 3])
+# A cache's rows past a batch's length never written: NaN keys, infinite
+# and NaN values there change nothing (a prompt's chunk, and decode).
+cache_k = rng.standard_normal((3, 2, 40, 16))
+cache_v = rng.standard_normal((3, 2, 40, 16))
+for batch, length in enumerate([40, 0, 13]):
+    cache_k[batch, :, length:] = np.nan
+    cache_v[batch, :, length:] = -np.inf
+    cache_v[batch, :, length:length + 1] = np.nan
+for queries in (9, 1):
+    add_attention(f"unwritten_cache_{queries}", 3, 4, 2, queries, 40, 16,
+                  mask="causal" if queries > 1 else None,
+                  kv_lengths=[40, 0, 13], key=cache_k, value=cache_v)
 dense = rng.random((2, 1, 7, 9)) < 0.6
 dense[0, 0, 2, :] = False
 dense[1, 0, 6, :] = False
