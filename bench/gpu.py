@@ -39,7 +39,10 @@
                                   warp-rows the attention
                                   (attention-N.so; on sm_90a also
                                   attention-wgmma.so, its products as
-                                  warpgroup MMA), each few-rows the
+                                  warpgroup MMA, and
+                                  attention-wgmma-overlap.so, with the
+                                  softmax overlapping P·V), each
+                                  few-rows the
                                   model (model-few-rows-N.so, timed by
                                   `step` beside model.so)
   gpu.py run DIR [attention] [projections] [decode] [step] [model]
@@ -117,8 +120,9 @@ def prepare(directory, tilings, warp_rows, few_rows, arch="sm_90a"):
             text, directory / f"attention-{rows}.so",
             flags=flags + [f"--gpu-attention-warp-rows={rows}"])
     if arch == "sm_90a":
-        compiler.compile_mlir(text, directory / "attention-wgmma.so",
-                              flags=flags + ["--gpu-attention-wgmma"])
+        for form in ("wgmma", "wgmma-overlap"):
+            compiler.compile_mlir(text, directory / f"attention-{form}.so",
+                                  flags=flags + [f"--gpu-attention-{form}"])
     text = "".join(decode_source(dim) for dim in DECODE_HEADS)
     compiler.compile_mlir(text, directory / "decode.so", flags=flags)
     compiler.compile_mlir(text, directory / "decode-split-kv.so",

@@ -12,7 +12,8 @@
 #       itself, so DIR stays small (about 14 MB an architecture, within one
 #       device call's carry). The attention suites and the models are also
 #       compiled with each other form of the attention kernel (its other
-#       row split, split-KV decode, warpgroup MMA) for sm_90a, into
+#       row split, split-KV decode, warpgroup MMA with and without the
+#       softmax overlapping P·V) for sm_90a, into
 #       DIR/variants/NAME.
 #   scripts/gpu-tests.sh pack [DIR]     here, after prepare (and bench/gpu.py
 #       prepare build/gpu-bench, if wanted): DIR, build/gpu-bench and
@@ -40,7 +41,8 @@ suites=(CPU/attention CPU/blocks CPU/layers CPU/masks CPU/projections
 variant_suites=(CPU/attention GPU/flash_attention)
 variants=(warp-rows-32:--gpu-attention-warp-rows=32
           split-kv:--gpu-attention-split-kv
-          wgmma:--gpu-attention-wgmma)
+          wgmma:--gpu-attention-wgmma
+          wgmma-overlap:--gpu-attention-wgmma-overlap)
 
 generation_model="$root/test/Integration/GPU/generation-bf16.json"
 

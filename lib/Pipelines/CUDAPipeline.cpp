@@ -66,6 +66,7 @@ void mlir::tfm::buildTfmCUDAKernelStage(
   attention.warpRows = options.attentionWarpRows;
   attention.splitKV = options.attentionSplitKV;
   attention.warpgroupMma = options.attentionWarpgroupMma;
+  attention.warpgroupOverlap = options.attentionWarpgroupOverlap;
   pm.addNestedPass<func::FuncOp>(
       createTfmGPULowerBufferAttentionPass(attention));
   TfmGPUMapToKernelsPassOptions map;

@@ -118,6 +118,11 @@ cl::opt<bool> gpuAttentionWgmma(
     cl::desc("With --target=cuda --gpu-arch=sm_90a: attention's QKᵀ and P·V "
              "as warpgroup MMA (wgmma) instead of mma.sync"),
     cl::init(false), cl::cat(category));
+cl::opt<bool> gpuAttentionWgmmaOverlap(
+    "gpu-attention-wgmma-overlap",
+    cl::desc("--gpu-attention-wgmma with each key tile's softmax run while "
+             "the last tile's P·V runs (FlashAttention-3's overlap)"),
+    cl::init(false), cl::cat(category));
 cl::opt<unsigned> optLevel("O", cl::desc("Optimization level 0-3"),
                            cl::init(3), cl::Prefix, cl::cat(category));
 #define TFM_ATTENTION_LOWERING_FLAG(field, flag, description)                 \
@@ -211,6 +216,7 @@ int main(int argc, char **argv) {
   targetOptions.gpuAttentionWarpRows = gpuAttentionWarpRows;
   targetOptions.gpuAttentionSplitKV = gpuAttentionSplitKV;
   targetOptions.gpuAttentionWgmma = gpuAttentionWgmma;
+  targetOptions.gpuAttentionWgmmaOverlap = gpuAttentionWgmmaOverlap;
   targetOptions.gpuFewRows = gpuFewRows;
   targetOptions.optLevel = optLevel;
   targetOptions.prepackWeights = prepackWeights;

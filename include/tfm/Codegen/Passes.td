@@ -816,6 +816,14 @@ def TfmGPULowerBufferAttentionPass
     through a descriptor, so the products are the PTX instruction inline.
     Decode's packed split keeps mma.sync.
 
+    With `warpgroup-overlap` as well (FlashAttention-3's intra-warpgroup
+    overlap), K and V are double-buffered (tile n in buffer n mod 2) and
+    each tile's QKᵀ is issued with the previous tile's P·V as two wgmma
+    groups: the tile's softmax runs once the first is done, while the
+    second runs, and O is rescaled after it. The previous tile's P is loop
+    state; before the first tile it is zeros, against a zeroed V buffer;
+    the last tile's P·V follows the loop.
+
     Any other element type or head dim is an error.
   }];
   let options = [
@@ -826,6 +834,10 @@ def TfmGPULowerBufferAttentionPass
            "per KV head with the keys split among blocks">,
     Option<"warpgroupMma", "warpgroup-mma", "bool", /*default=*/"false",
            "QKᵀ and P·V as warpgroup MMA (wgmma, sm_90a; warp-rows 16)">,
+    Option<"warpgroupOverlap", "warpgroup-overlap", "bool",
+           /*default=*/"false",
+           "With warpgroup-mma: each tile's softmax while the last tile's "
+           "P·V runs (K and V double-buffered)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",

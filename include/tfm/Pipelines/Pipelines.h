@@ -167,6 +167,12 @@ struct TfmLowerToNVVMPipelineOptions
       llvm::cl::desc("Attention's products as warpgroup MMA, on sm_90a "
                      "(tfm-gpu-lower-buffer-attention's warpgroup-mma)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> attentionWarpgroupOverlap{
+      *this, "attention-warpgroup-overlap",
+      llvm::cl::desc("With attention-warpgroup-mma: each tile's softmax "
+                     "while the last tile's P·V runs "
+                     "(tfm-gpu-lower-buffer-attention's warpgroup-overlap)"),
+      llvm::cl::init(false)};
 };
 
 /// The stages of tfm-lower-to-nvvm-pipeline:

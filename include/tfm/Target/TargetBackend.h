@@ -67,6 +67,9 @@ struct TargetOptions {
   /// A GPU target (sm_90a): attention's products as warpgroup MMA
   /// (tfm-gpu-lower-buffer-attention's warpgroup-mma).
   bool gpuAttentionWgmma = false;
+  /// With gpuAttentionWgmma: each tile's softmax while the last tile's P·V
+  /// runs (tfm-gpu-lower-buffer-attention's warpgroup-overlap).
+  bool gpuAttentionWgmmaOverlap = false;
   /// LLVM optimization level, 0-3.
   unsigned optLevel = 3;
   /// Target-independent: how the linalg stage of every target lowers

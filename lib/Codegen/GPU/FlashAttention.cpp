@@ -107,6 +107,10 @@ struct RowSplit {
   /// then P) in registers and B (K, then V) read from shared memory through
   /// descriptors, so no ldmatrix; K and V tiles as panels of 64 columns.
   bool warpgroups = false;
+  /// With warpgroups (FlashAttention-3's intra-warpgroup overlap): K and V
+  /// double-buffered, each tile's QKᵀ issued together with the previous
+  /// tile's P·V, and the tile's softmax run while that P·V does.
+  bool overlap = false;
 
   int64_t warps() const { return packed ? 1 : kRows / warpRows; }
   int64_t blockRows() const { return warps() * warpRows; }
@@ -116,7 +120,8 @@ struct RowSplit {
   /// K and V tiles, then Q's if shared.
   int64_t tileBytes() const { return kKeys * headDim * 2; }
   int64_t sharedBytes() const {
-    return 2 * tileBytes() + (queryShared() ? blockRows() * headDim * 2 : 0);
+    return (overlap ? 4 : 2) * tileBytes() +
+           (queryShared() ? blockRows() * headDim * 2 : 0);
   }
 };
 
@@ -158,8 +163,9 @@ private:
   /// commit group. K and V tiles are limited to the batch's kv length: a
   /// cache's rows past it may never have been written, and a NaN there
   /// would survive its probability of 0 in P·V.
+  /// With `buffer`, into that buffer of a double-buffered `tile`.
   void copyTile(Value source, Value head, Value first, Value limit,
-                Value tile, int64_t count = kKeys);
+                Value tile, int64_t count = kKeys, Value buffer = nullptr);
   /// The ldmatrix.x4 registers whose lane reads row `row` (low 3 bits: the
   /// lane's) and chunk `chunkBase ^ laneXor` of a swizzled tile.
   SmallVector<Value> loadSwizzled(Value tile, Value row, int64_t chunkBase,
@@ -181,6 +187,17 @@ private:
   /// The warpgroup's wgmma products of one batch, waited for: `acc` +
   /// Σ_i a[i]·B_i, where B_i is the shared tile `tile` from byte `offset(i)`
   /// (`leadingBytes` apart in the descriptor), N-major if `transposeB`.
+  /// The descriptors of `count` B operands at shared address `base` +
+  /// `offset(i)`. Computed before a batch's fence: ptxas serializes every
+  /// wgmma of a batch where other instructions define their inputs between
+  /// them.
+  SmallVector<Value> descriptors(Value base, int64_t count,
+                                 function_ref<int64_t(int64_t)> offset,
+                                 int64_t leadingBytes);
+  /// The products issued only (no fence, commit or wait).
+  SmallVector<Value> issueProducts(ArrayRef<SmallVector<Value>> a,
+                                   ArrayRef<Value> bDescriptors,
+                                   bool transposeB, SmallVector<Value> acc);
   SmallVector<Value> warpgroupProducts(ArrayRef<SmallVector<Value>> a,
                                        Value tile,
                                        function_ref<int64_t(int64_t)> offset,
@@ -196,7 +213,8 @@ private:
 };
 
 void KernelBuilder::copyTile(Value source, Value head, Value first,
-                             Value limit, Value tile, int64_t count) {
+                             Value limit, Value tile, int64_t count,
+                             Value buffer) {
   Value lastRow = sub(limit, index(1));
   for (int64_t i = 0; i < count * chunks / split.threads(); ++i) {
     Value id = add(tid, i * split.threads());
@@ -205,6 +223,8 @@ void KernelBuilder::copyTile(Value source, Value head, Value first,
     SmallVector<Value> at = {row, mul(xorIndex(chunk, rem(row, 8)), 8)};
     if (split.warpgroups)
       at = {div(chunk, 8), row, mul(xorIndex(rem(chunk, 8), rem(row, 8)), 8)};
+    if (buffer)
+      at.insert(at.begin(), buffer);
     copy16Bytes(tile, at, source, {batch, head, sourceRow, mul(chunk, 8)});
   }
   NVVM::CpAsyncCommitGroupOp::create(b, loc);
@@ -250,17 +270,36 @@ void KernelBuilder::waitForTiles() {
   gpu::BarrierOp::create(b, loc);
 }
 
-SmallVector<Value> KernelBuilder::warpgroupProducts(
-    ArrayRef<SmallVector<Value>> a, Value tile,
-    function_ref<int64_t(int64_t)> offset, int64_t leadingBytes,
-    bool transposeB, SmallVector<Value> acc) {
+SmallVector<Value>
+KernelBuilder::descriptors(Value base, int64_t count,
+                           function_ref<int64_t(int64_t)> offset,
+                           int64_t leadingBytes) {
+  SmallVector<Value> result;
+  for (int64_t i = 0; i < count; ++i)
+    result.push_back(sharedDescriptor(add(base, offset(i)), leadingBytes,
+                                      /*strideBytes=*/1024));
+  return result;
+}
+
+SmallVector<Value>
+KernelBuilder::issueProducts(ArrayRef<SmallVector<Value>> a,
+                             ArrayRef<Value> bDescriptors, bool transposeB,
+                             SmallVector<Value> acc) {
+  for (auto [registers, descriptor] : llvm::zip_equal(a, bDescriptors))
+    acc = warpgroupMma(registers, descriptor, acc, transposeB);
+  return acc;
+}
+
+SmallVector<Value>
+KernelBuilder::warpgroupProducts(ArrayRef<SmallVector<Value>> a, Value tile,
+                                 function_ref<int64_t(int64_t)> offset,
+                                 int64_t leadingBytes, bool transposeB,
+                                 SmallVector<Value> acc) {
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, tile);
+  SmallVector<Value> bDescriptors =
+      descriptors(base, a.size(), offset, leadingBytes);
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
-  for (auto [i, registers] : llvm::enumerate(a))
-    acc = warpgroupMma(registers,
-                       sharedDescriptor(add(base, offset(i)), leadingBytes,
-                                        /*strideBytes=*/1024),
-                       acc, transposeB);
+  acc = issueProducts(a, bDescriptors, transposeB, acc);
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
   return acc;
@@ -386,7 +425,23 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
     b.setInsertionPointToStart(anyTile.thenBlock());
     if (split.queryShared())
       copyTile(q, head, firstRow, queries, qs, split.blockRows());
-    copyTile(k, kvHead, tileBegin, keyEnd, ks);
+    if (split.overlap) {
+      // V buffer 1 zeroed: the first tile's P·V of "the tile before" reads
+      // it (with P zeros; 0·NaN would be NaN).
+      auto zeros = arith::ConstantOp::create(
+          b, loc, DenseElementsAttr::get(VectorType::get({8}, element),
+                                         b.getZeroAttr(element)));
+      for (int64_t i = 0; i < kKeys * chunks / split.threads(); ++i) {
+        Value id = add(tid, i * split.threads());
+        Value row = div(id, chunks), chunk = rem(id, chunks);
+        vector::StoreOp::create(
+            b, loc, zeros, vs,
+            ValueRange{index(1), div(chunk, 8), row, mul(rem(chunk, 8), 8)});
+      }
+      copyTile(k, kvHead, tileBegin, keyEnd, ks, kKeys, index(0));
+    } else {
+      copyTile(k, kvHead, tileBegin, keyEnd, ks);
+    }
   }
 
   // Scores are kept as log2: exp2(s·scale·log2e - m).
@@ -409,206 +464,350 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
   SmallVector<Value> init(2 * rowTiles, negInf);
   init.append(2 * rowTiles + rowTiles * headDim / 8 * 4, zero);
   Value columnInTile = mul(quadColumn, 2);
-  auto loop = scf::ForOp::create(
-      b, loc, tileBegin, tileLimit, index(kKeys), init,
-      [&](OpBuilder &, Location, Value tileStart, ValueRange state) {
-        // K of this tile has landed, and every warp is past the last
-        // tile's P·V: V may be overwritten.
-        waitForTiles();
-        copyTile(v, kvHead, tileStart, keyEnd, vs);
-
-        // S = Q Kᵀ: per row tile, 8 tiles of 8 keys; each K fragment feeds
-        // every row tile.
-        SmallVector<SmallVector<SmallVector<Value>>> scores(
-            rowTiles, SmallVector<SmallVector<Value>>(
-                          kKeys / 8, SmallVector<Value>(4, zero)));
-        if (split.warpgroups) {
-          // The warpgroup's 64 rows by the 64 keys, a wgmma m64n64k16 per
-          // 16 columns of D: K-major (a key's D contiguous), step kk in
-          // panel kk / 4 at byte 32·(kk mod 4) of each row.
-          SmallVector<Value> acc = warpgroupProducts(
-              queryRegs[0], ks,
-              [](int64_t kk) { return (kk / 4) * kPanelBytes + (kk % 4) * 32; },
-              /*leadingBytes=*/16, /*transposeB=*/false,
-              SmallVector<Value>(kKeys / 2, zero));
-          for (int64_t n = 0; n < kKeys / 8; ++n)
-            for (int64_t e = 0; e < 4; ++e)
-              scores[0][n][e] = acc[n * 4 + e];
-        } else {
-          for (int64_t kk = 0; kk < headDim / 16; ++kk) {
-            SmallVector<SmallVector<Value>> queryA;
-            for (int64_t mt = 0; mt < rowTiles; ++mt)
-              queryA.push_back(queryOperand(mt, kk));
-            for (int64_t pair = 0; pair < kKeys / 16; ++pair) {
-              SmallVector<Value> keyRegs =
-                  loadSwizzled(ks, add(chunksThenRows, pair * 16), 2 * kk,
-                               xorChunksThenRows, false);
-              for (int64_t mt = 0; mt < rowTiles; ++mt) {
-                auto &tiles = scores[mt];
-                tiles[2 * pair] = mma(queryA[mt], {keyRegs[0], keyRegs[1]},
-                                      tiles[2 * pair]);
-                tiles[2 * pair + 1] = mma(
-                    queryA[mt], {keyRegs[2], keyRegs[3]}, tiles[2 * pair + 1]);
-              }
-            }
+  using Tiles = SmallVector<SmallVector<SmallVector<Value>>>;
+  // Scores scaled to log2 units (softcapped), then -inf where the mask
+  // hides them; returns the tile's end.
+  auto maskScores = [&](Tiles &scores, Value tileStart) -> Value {
+    for (auto &tiles : scores)
+      for (auto &tile : tiles)
+        for (Value &s : tile) {
+          if (softcap) {
+            Value capped = math::TanhOp::create(
+                b, loc,
+                arith::MulFOp::create(b, loc, s, f32(scale / *softcap)));
+            s = arith::MulFOp::create(b, loc, capped,
+                                      f32(*softcap * log2e));
+          } else {
+            s = arith::MulFOp::create(b, loc, s, f32(scale * log2e));
           }
         }
-        for (auto &tiles : scores)
-          for (auto &tile : tiles)
-            for (Value &s : tile) {
-              if (softcap) {
-                Value capped = math::TanhOp::create(
-                    b, loc,
-                    arith::MulFOp::create(b, loc, s, f32(scale / *softcap)));
-                s = arith::MulFOp::create(b, loc, capped,
-                                          f32(*softcap * log2e));
-              } else {
-                s = arith::MulFOp::create(b, loc, s, f32(scale * log2e));
-              }
-            }
 
-        // Masks, in the tiles they cut: key j of row p is visible iff
-        // j < keyEnd and p - left <= j <= p + right.
-        Value tileEnd = add(tileStart, kKeys);
-        Value whole = cmp(arith::CmpIPredicate::sle, tileEnd, keyEnd);
-        if (leftBounded)
-          whole = both(whole, cmp(arith::CmpIPredicate::sge, tileStart,
-                                  sub(lastPosition,
-                                      index(mask.getLeft()))));
-        if (rightBounded)
-          whole = both(whole, cmp(arith::CmpIPredicate::sle,
-                                  sub(tileEnd, index(1)),
-                                  add(firstPosition, mask.getRight())));
-        SmallVector<Value> flat;
-        for (auto &tiles : scores)
-          for (auto &tile : tiles)
-            flat.append(tile);
-        SmallVector<Type> types(flat.size(), b.getF32Type());
-        auto masked = scf::IfOp::create(b, loc, types, whole,
-                                        /*withElseRegion=*/true);
-        {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(masked.thenBlock());
-          scf::YieldOp::create(b, loc, flat);
-          b.setInsertionPointToStart(masked.elseBlock());
-          SmallVector<Value> kept;
-          for (int64_t mt = 0; mt < rowTiles; ++mt)
-            for (int64_t n = 0; n < kKeys / 8; ++n)
-              for (int64_t e = 0; e < 4; ++e) {
-                Value key = add(add(tileStart, columnInTile), n * 8 + e % 2);
-                Value position = add(rows[mt][e / 2].query, offset);
-                Value visible = cmp(arith::CmpIPredicate::slt, key, keyEnd);
-                if (leftBounded)
-                  visible = both(visible,
-                                 cmp(arith::CmpIPredicate::sge, key,
-                                     sub(position, index(mask.getLeft()))));
-                if (rightBounded)
-                  visible = both(visible,
-                                 cmp(arith::CmpIPredicate::sle, key,
-                                     add(position, mask.getRight())));
-                kept.push_back(arith::SelectOp::create(
-                    b, loc, visible, scores[mt][n][e], negInf));
-              }
-          scf::YieldOp::create(b, loc, kept);
-        }
-        for (int64_t mt = 0; mt < rowTiles; ++mt)
-          for (int64_t n = 0; n < kKeys / 8; ++n)
-            for (int64_t e = 0; e < 4; ++e)
-              scores[mt][n][e] =
-                  masked.getResult((mt * kKeys / 8 + n) * 4 + e);
-
-        // Online softmax of rows quadRow (half 0) and quadRow + 8 (half 1)
-        // of each row tile.
-        SmallVector<Value> next(state.begin(), state.end());
-        for (int64_t mt = 0; mt < rowTiles; ++mt)
-          for (int64_t half = 0; half < 2; ++half) {
-            Value rowMax = negInf;
-            for (auto &tile : scores[mt])
-              for (int64_t e = 2 * half; e < 2 * half + 2; ++e)
-                rowMax = arith::MaximumFOp::create(b, loc, rowMax, tile[e]);
-            rowMax = quadReduce(rowMax, /*sum=*/false);
-            Value oldMax = state[maxAt(mt, half)];
-            Value newMax = arith::MaximumFOp::create(b, loc, oldMax, rowMax);
-            // A row that has seen no key yet subtracts 0, not -inf.
-            Value seen = arith::CmpFOp::create(
-                b, loc, arith::CmpFPredicate::OGT, newMax, negInf);
-            Value base = arith::SelectOp::create(b, loc, seen, newMax, zero);
-            Value correction = math::Exp2Op::create(
-                b, loc, arith::SubFOp::create(b, loc, oldMax, base));
-            Value sum = arith::MulFOp::create(b, loc, state[sumAt(mt, half)],
-                                              correction);
-            for (auto &tile : scores[mt])
-              for (int64_t e = 2 * half; e < 2 * half + 2; ++e) {
-                tile[e] = math::Exp2Op::create(
-                    b, loc, arith::SubFOp::create(b, loc, tile[e], base));
-                sum = arith::AddFOp::create(b, loc, sum, tile[e]);
-              }
-            next[maxAt(mt, half)] = newMax;
-            next[sumAt(mt, half)] = sum;
-            for (int64_t d = 0; d < headDim / 8; ++d)
-              for (int64_t e = 2 * half; e < 2 * half + 2; ++e)
-                next[accAt(mt, d) + e] = arith::MulFOp::create(
-                    b, loc, state[accAt(mt, d) + e], correction);
+    // Masks, in the tiles they cut: key j of row p is visible iff
+    // j < keyEnd and p - left <= j <= p + right.
+    Value tileEnd = add(tileStart, kKeys);
+    Value whole = cmp(arith::CmpIPredicate::sle, tileEnd, keyEnd);
+    if (leftBounded)
+      whole = both(whole, cmp(arith::CmpIPredicate::sge, tileStart,
+                              sub(lastPosition,
+                                  index(mask.getLeft()))));
+    if (rightBounded)
+      whole = both(whole, cmp(arith::CmpIPredicate::sle,
+                              sub(tileEnd, index(1)),
+                              add(firstPosition, mask.getRight())));
+    SmallVector<Value> flat;
+    for (auto &tiles : scores)
+      for (auto &tile : tiles)
+        flat.append(tile);
+    SmallVector<Type> types(flat.size(), b.getF32Type());
+    auto masked = scf::IfOp::create(b, loc, types, whole,
+                                    /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(masked.thenBlock());
+      scf::YieldOp::create(b, loc, flat);
+      b.setInsertionPointToStart(masked.elseBlock());
+      SmallVector<Value> kept;
+      for (int64_t mt = 0; mt < rowTiles; ++mt)
+        for (int64_t n = 0; n < kKeys / 8; ++n)
+          for (int64_t e = 0; e < 4; ++e) {
+            Value key = add(add(tileStart, columnInTile), n * 8 + e % 2);
+            Value position = add(rows[mt][e / 2].query, offset);
+            Value visible = cmp(arith::CmpIPredicate::slt, key, keyEnd);
+            if (leftBounded)
+              visible = both(visible,
+                             cmp(arith::CmpIPredicate::sge, key,
+                                 sub(position, index(mask.getLeft()))));
+            if (rightBounded)
+              visible = both(visible,
+                             cmp(arith::CmpIPredicate::sle, key,
+                                 add(position, mask.getRight())));
+            kept.push_back(arith::SelectOp::create(
+                b, loc, visible, scores[mt][n][e], negInf));
           }
-        // P as A operands: the accumulator layout of two 8-key tiles is the
-        // A layout of one 16-key step.
-        SmallVector<SmallVector<SmallVector<Value>>> probabilities(rowTiles);
-        for (int64_t mt = 0; mt < rowTiles; ++mt)
-          for (int64_t j = 0; j < kKeys / 16; ++j) {
-            auto &lo = scores[mt][2 * j], &hi = scores[mt][2 * j + 1];
-            probabilities[mt].push_back({pack(lo[0], lo[1]),
-                                         pack(lo[2], lo[3]),
-                                         pack(hi[0], hi[1]),
-                                         pack(hi[2], hi[3])});
+      scf::YieldOp::create(b, loc, kept);
+    }
+    for (int64_t mt = 0; mt < rowTiles; ++mt)
+      for (int64_t n = 0; n < kKeys / 8; ++n)
+        for (int64_t e = 0; e < 4; ++e)
+          scores[mt][n][e] =
+              masked.getResult((mt * kKeys / 8 + n) * 4 + e);
+    return tileEnd;
+  };
+  // The online softmax of a masked tile: `next` gets m and l from `state`
+  // (and O rescaled, if `rescale`), `scores` become p; returns each
+  // (row tile, half)'s correction exp2(m_old - m_new).
+  auto softmaxStep = [&](Tiles &scores, ValueRange state,
+                         SmallVector<Value> &next,
+                         bool rescale) -> SmallVector<Value> {
+    SmallVector<Value> corrections;
+    // Online softmax of rows quadRow (half 0) and quadRow + 8 (half 1)
+    // of each row tile.
+    for (int64_t mt = 0; mt < rowTiles; ++mt)
+      for (int64_t half = 0; half < 2; ++half) {
+        Value rowMax = negInf;
+        for (auto &tile : scores[mt])
+          for (int64_t e = 2 * half; e < 2 * half + 2; ++e)
+            rowMax = arith::MaximumFOp::create(b, loc, rowMax, tile[e]);
+        rowMax = quadReduce(rowMax, /*sum=*/false);
+        Value oldMax = state[maxAt(mt, half)];
+        Value newMax = arith::MaximumFOp::create(b, loc, oldMax, rowMax);
+        // A row that has seen no key yet subtracts 0, not -inf.
+        Value seen = arith::CmpFOp::create(
+            b, loc, arith::CmpFPredicate::OGT, newMax, negInf);
+        Value base = arith::SelectOp::create(b, loc, seen, newMax, zero);
+        Value correction = math::Exp2Op::create(
+            b, loc, arith::SubFOp::create(b, loc, oldMax, base));
+        Value sum = arith::MulFOp::create(b, loc, state[sumAt(mt, half)],
+                                          correction);
+        for (auto &tile : scores[mt])
+          for (int64_t e = 2 * half; e < 2 * half + 2; ++e) {
+            tile[e] = math::Exp2Op::create(
+                b, loc, arith::SubFOp::create(b, loc, tile[e], base));
+            sum = arith::AddFOp::create(b, loc, sum, tile[e]);
           }
-
-        // V has landed and every warp is done with K: fetch the next K.
-        waitForTiles();
-        auto more = scf::IfOp::create(
-            b, loc, cmp(arith::CmpIPredicate::slt, tileEnd, tileLimit));
-        {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(more.thenBlock());
-          copyTile(k, kvHead, tileEnd, keyEnd, ks);
-        }
-
-        if (split.warpgroups) {
-          // O += P V, a wgmma m64nDk16 per 16 keys: V N-major (a key's D
-          // contiguous), keys 16j.. from row 16j, the panels of D
-          // kPanelBytes apart.
-          int64_t at = accAt(0, 0);
-          SmallVector<Value> acc = warpgroupProducts(
-              probabilities[0], vs, [](int64_t j) { return j * 16 * 128; },
-              /*leadingBytes=*/kPanelBytes, /*transposeB=*/true,
-              SmallVector<Value>(next.begin() + at,
-                                 next.begin() + at + headDim / 2));
-          std::copy(acc.begin(), acc.end(), next.begin() + at);
-        } else {
-          // O += P V; each V fragment feeds every row tile.
+        next[maxAt(mt, half)] = newMax;
+        next[sumAt(mt, half)] = sum;
+        corrections.push_back(correction);
+        if (!rescale)
+          continue;
+        for (int64_t d = 0; d < headDim / 8; ++d)
+          for (int64_t e = 2 * half; e < 2 * half + 2; ++e)
+            next[accAt(mt, d) + e] = arith::MulFOp::create(
+                b, loc, state[accAt(mt, d) + e], correction);
+      }
+    return corrections;
+  };
+  auto probabilitiesOf = [&](Tiles &scores) -> Tiles {
+    // P as A operands: the accumulator layout of two 8-key tiles is the
+    // A layout of one 16-key step.
+    Tiles probabilities(rowTiles);
+    for (int64_t mt = 0; mt < rowTiles; ++mt)
+      for (int64_t j = 0; j < kKeys / 16; ++j) {
+        auto &lo = scores[mt][2 * j], &hi = scores[mt][2 * j + 1];
+        probabilities[mt].push_back({pack(lo[0], lo[1]),
+                                     pack(lo[2], lo[3]),
+                                     pack(hi[0], hi[1]),
+                                     pack(hi[2], hi[3])});
+      }
+    return probabilities;
+  };
+  // FlashAttention-3's overlap (warpgroups): per tile n, QKᵀ of tile n and
+  // P·V of tile n - 1 are issued as two wgmma groups, the softmax of tile n
+  // runs once the first is done, while the second runs, and O is rescaled
+  // after it. K and V are double-buffered (tile n in buffer n mod 2); P of
+  // the last tile joins the loop state, and its P·V follows the loop. Before
+  // the first tile, P is zeros against a zeroed V buffer.
+  auto overlappedTiles = [&]() -> SmallVector<Value> {
+    int64_t pAt = init.size();
+    SmallVector<Value> initial(init);
+    initial.append(kKeys / 4,
+                   arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0));
+    Value kBase = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, ks);
+    Value vBase = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, vs);
+    int64_t bytes = split.tileBytes();
+    auto kOffset = [](int64_t kk) {
+      return (kk / 4) * kPanelBytes + (kk % 4) * 32;
+    };
+    auto vOffset = [](int64_t j) { return j * 16 * 128; };
+    int64_t outputs = headDim / 2, outputAt = accAt(0, 0);
+    auto tiles = scf::ForOp::create(
+        b, loc, tileBegin, tileLimit, index(kKeys), initial,
+        [&](OpBuilder &, Location, Value tileStart, ValueRange state) {
+          Value current = rem(div(sub(tileStart, tileBegin), kKeys), 2);
+          Value other = sub(index(1), current);
+          Value tileEnd = add(tileStart, kKeys);
+          // K of this tile and V of the last have landed, and every
+          // warpgroup is done with the tile before the last: its buffers
+          // take V of this tile and K of the next.
+          waitForTiles();
+          copyTile(v, kvHead, tileStart, keyEnd, vs, kKeys, current);
+          auto more = scf::IfOp::create(
+              b, loc, cmp(arith::CmpIPredicate::slt, tileEnd, tileLimit));
+          {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(more.thenBlock());
+            copyTile(k, kvHead, tileEnd, keyEnd, ks, kKeys, other);
+          }
+          SmallVector<Value> keyDescriptors =
+              descriptors(add(kBase, mul(current, bytes)), headDim / 16,
+                          kOffset, /*leadingBytes=*/16);
+          SmallVector<Value> valueDescriptors =
+              descriptors(add(vBase, mul(other, bytes)), kKeys / 16, vOffset,
+                          /*leadingBytes=*/kPanelBytes);
+          SmallVector<SmallVector<Value>> previous;
           for (int64_t j = 0; j < kKeys / 16; ++j)
-            for (int64_t pair = 0; pair < headDim / 16; ++pair) {
-              SmallVector<Value> valueRegs =
-                  loadSwizzled(vs, add(rowsThenChunks, j * 16), 2 * pair,
-                               xorRowsThenChunks, true);
+            previous.emplace_back(state.begin() + pAt + 4 * j,
+                                  state.begin() + pAt + 4 * j + 4);
+          NVVM::WgmmaFenceAlignedOp::create(b, loc);
+          SmallVector<Value> acc =
+              issueProducts(queryRegs[0], keyDescriptors, /*transposeB=*/false,
+                            SmallVector<Value>(kKeys / 2, zero));
+          NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+          SmallVector<Value> output = issueProducts(
+              previous, valueDescriptors, /*transposeB=*/true,
+              SmallVector<Value>(state.begin() + outputAt,
+                                 state.begin() + outputAt + outputs));
+          NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+          // This tile's scores are done; the last tile's P·V may run on.
+          NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(1));
+          Tiles scores(1);
+          for (int64_t n = 0; n < kKeys / 8; ++n)
+            scores[0].emplace_back(acc.begin() + 4 * n,
+                                   acc.begin() + 4 * n + 4);
+          maskScores(scores, tileStart);
+          SmallVector<Value> next(state.begin(), state.end());
+          SmallVector<Value> corrections =
+              softmaxStep(scores, state, next, /*rescale=*/false);
+          NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
+          // Packed only now: the new P may take the registers of the last
+          // P, which the P·V just waited for was reading.
+          Tiles probabilities = probabilitiesOf(scores);
+          for (int64_t i = 0; i < outputs; ++i)
+            next[outputAt + i] = arith::MulFOp::create(
+                b, loc, output[i], corrections[(i % 4) / 2]);
+          for (int64_t j = 0; j < kKeys / 16; ++j)
+            std::copy(probabilities[0][j].begin(), probabilities[0][j].end(),
+                      next.begin() + pAt + 4 * j);
+          scf::YieldOp::create(b, loc, next);
+        });
+    // The last tile's P·V, from the buffer its V went to.
+    SmallVector<Value> state(tiles.getResults());
+    SmallVector<Type> types(outputs, b.getF32Type());
+    auto last = scf::IfOp::create(
+        b, loc, types, cmp(arith::CmpIPredicate::slt, tileBegin, tileLimit),
+        /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      SmallVector<Value> output(state.begin() + outputAt,
+                                state.begin() + outputAt + outputs);
+      b.setInsertionPointToStart(last.elseBlock());
+      scf::YieldOp::create(b, loc, output);
+      b.setInsertionPointToStart(last.thenBlock());
+      waitForTiles();
+      Value count = arith::CeilDivUIOp::create(
+          b, loc, sub(tileLimit, tileBegin), index(kKeys));
+      Value buffer = rem(sub(count, index(1)), 2);
+      SmallVector<SmallVector<Value>> finalP;
+      for (int64_t j = 0; j < kKeys / 16; ++j)
+        finalP.emplace_back(state.begin() + pAt + 4 * j,
+                            state.begin() + pAt + 4 * j + 4);
+      SmallVector<Value> valueDescriptors =
+          descriptors(add(vBase, mul(buffer, bytes)), kKeys / 16, vOffset,
+                      /*leadingBytes=*/kPanelBytes);
+      NVVM::WgmmaFenceAlignedOp::create(b, loc);
+      output = issueProducts(finalP, valueDescriptors, /*transposeB=*/true,
+                             output);
+      NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
+      scf::YieldOp::create(b, loc, output);
+    }
+    state.resize(pAt);
+    for (int64_t i = 0; i < outputs; ++i)
+      state[outputAt + i] = last.getResult(i);
+    return state;
+  };
+  SmallVector<Value> results;
+  if (split.overlap) {
+    results = overlappedTiles();
+  } else {
+    auto loop = scf::ForOp::create(
+        b, loc, tileBegin, tileLimit, index(kKeys), init,
+        [&](OpBuilder &, Location, Value tileStart, ValueRange state) {
+          // K of this tile has landed, and every warp is past the last
+          // tile's P·V: V may be overwritten.
+          waitForTiles();
+          copyTile(v, kvHead, tileStart, keyEnd, vs);
+
+          // S = Q Kᵀ: per row tile, 8 tiles of 8 keys; each K fragment feeds
+          // every row tile.
+          SmallVector<SmallVector<SmallVector<Value>>> scores(
+              rowTiles, SmallVector<SmallVector<Value>>(
+                            kKeys / 8, SmallVector<Value>(4, zero)));
+          if (split.warpgroups) {
+            // The warpgroup's 64 rows by the 64 keys, a wgmma m64n64k16 per
+            // 16 columns of D: K-major (a key's D contiguous), step kk in
+            // panel kk / 4 at byte 32·(kk mod 4) of each row.
+            SmallVector<Value> acc = warpgroupProducts(
+                queryRegs[0], ks,
+                [](int64_t kk) { return (kk / 4) * kPanelBytes + (kk % 4) * 32; },
+                /*leadingBytes=*/16, /*transposeB=*/false,
+                SmallVector<Value>(kKeys / 2, zero));
+            for (int64_t n = 0; n < kKeys / 8; ++n)
+              for (int64_t e = 0; e < 4; ++e)
+                scores[0][n][e] = acc[n * 4 + e];
+          } else {
+            for (int64_t kk = 0; kk < headDim / 16; ++kk) {
+              SmallVector<SmallVector<Value>> queryA;
               for (int64_t mt = 0; mt < rowTiles; ++mt)
-                for (int64_t half = 0; half < 2; ++half) {
-                  int64_t at = accAt(mt, 2 * pair + half);
-                  SmallVector<Value> acc(next.begin() + at,
-                                         next.begin() + at + 4);
-                  acc = mma(probabilities[mt][j],
-                            {valueRegs[2 * half], valueRegs[2 * half + 1]}, acc);
-                  std::copy(acc.begin(), acc.end(), next.begin() + at);
+                queryA.push_back(queryOperand(mt, kk));
+              for (int64_t pair = 0; pair < kKeys / 16; ++pair) {
+                SmallVector<Value> keyRegs =
+                    loadSwizzled(ks, add(chunksThenRows, pair * 16), 2 * kk,
+                                 xorChunksThenRows, false);
+                for (int64_t mt = 0; mt < rowTiles; ++mt) {
+                  auto &tiles = scores[mt];
+                  tiles[2 * pair] = mma(queryA[mt], {keyRegs[0], keyRegs[1]},
+                                        tiles[2 * pair]);
+                  tiles[2 * pair + 1] = mma(
+                      queryA[mt], {keyRegs[2], keyRegs[3]}, tiles[2 * pair + 1]);
                 }
+              }
             }
-        }
-        scf::YieldOp::create(b, loc, next);
-      });
+          }
+          Value tileEnd = maskScores(scores, tileStart);
+          SmallVector<Value> next(state.begin(), state.end());
+          softmaxStep(scores, state, next, /*rescale=*/true);
+          Tiles probabilities = probabilitiesOf(scores);
+
+          // V has landed and every warp is done with K: fetch the next K.
+          waitForTiles();
+          auto more = scf::IfOp::create(
+              b, loc, cmp(arith::CmpIPredicate::slt, tileEnd, tileLimit));
+          {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(more.thenBlock());
+            copyTile(k, kvHead, tileEnd, keyEnd, ks);
+          }
+
+          if (split.warpgroups) {
+            // O += P V, a wgmma m64nDk16 per 16 keys: V N-major (a key's D
+            // contiguous), keys 16j.. from row 16j, the panels of D
+            // kPanelBytes apart.
+            int64_t at = accAt(0, 0);
+            SmallVector<Value> acc = warpgroupProducts(
+                probabilities[0], vs, [](int64_t j) { return j * 16 * 128; },
+                /*leadingBytes=*/kPanelBytes, /*transposeB=*/true,
+                SmallVector<Value>(next.begin() + at,
+                                   next.begin() + at + headDim / 2));
+            std::copy(acc.begin(), acc.end(), next.begin() + at);
+          } else {
+            // O += P V; each V fragment feeds every row tile.
+            for (int64_t j = 0; j < kKeys / 16; ++j)
+              for (int64_t pair = 0; pair < headDim / 16; ++pair) {
+                SmallVector<Value> valueRegs =
+                    loadSwizzled(vs, add(rowsThenChunks, j * 16), 2 * pair,
+                                 xorRowsThenChunks, true);
+                for (int64_t mt = 0; mt < rowTiles; ++mt)
+                  for (int64_t half = 0; half < 2; ++half) {
+                    int64_t at = accAt(mt, 2 * pair + half);
+                    SmallVector<Value> acc(next.begin() + at,
+                                           next.begin() + at + 4);
+                    acc = mma(probabilities[mt][j],
+                              {valueRegs[2 * half], valueRegs[2 * half + 1]}, acc);
+                    std::copy(acc.begin(), acc.end(), next.begin() + at);
+                  }
+              }
+          }
+          scf::YieldOp::create(b, loc, next);
+        });
+    results.assign(loop.getResults().begin(), loop.getResults().end());
+  }
 
   // O / l (0 for a row that saw no key), stored as pairs; when packed with
   // several key ranges, in f32 with log2 of the row's sum of exp2 beside.
   for (int64_t mt = 0; mt < rowTiles; ++mt)
     for (int64_t half = 0; half < 2; ++half) {
-      Value sum = quadReduce(loop.getResult(sumAt(mt, half)), /*sum=*/true);
+      Value sum = quadReduce(results[sumAt(mt, half)], /*sum=*/true);
       Value positive = arith::CmpFOp::create(
           b, loc, arith::CmpFPredicate::OGT, sum, zero);
       Value inverse = arith::SelectOp::create(
@@ -623,7 +822,7 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
         SmallVector<Value> pair;
         for (int64_t e = 2 * half; e < 2 * half + 2; ++e)
           pair.push_back(arith::MulFOp::create(
-              b, loc, loop.getResult(accAt(mt, d) + e), inverse));
+              b, loc, results[accAt(mt, d) + e], inverse));
         return vector::FromElementsOp::create(
             b, loc, VectorType::get({2}, b.getF32Type()), pair);
       };
@@ -655,7 +854,7 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
           b, loc, cmp(arith::CmpIPredicate::eq, quadColumn, index(0)));
       b.setInsertionPointToStart(firstLane.thenBlock());
       Value logSum = arith::AddFOp::create(
-          b, loc, loop.getResult(maxAt(mt, half)),
+          b, loc, results[maxAt(mt, half)],
           math::Log2Op::create(b, loc, sum));
       memref::StoreOp::create(
           b, loc, arith::SelectOp::create(b, loc, positive, logSum, negInf),
@@ -1013,7 +1212,8 @@ void writeIntoCopyTarget(BufferAttentionOp op) {
 /// no host branch around it, which would make gpu-async-region wait for
 /// the stream before and after it.
 void launchKernel(IRRewriter &rewriter, BufferAttentionOp op,
-                  int64_t warpRows, bool splitKV, bool warpgroupMma) {
+                  int64_t warpRows, bool splitKV, bool warpgroupMma,
+                  bool overlap) {
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   Value q = op.getQuery();
@@ -1028,6 +1228,7 @@ void launchKernel(IRRewriter &rewriter, BufferAttentionOp op,
   if (split.packed)
     split.warpRows = 16;
   split.warpgroups = warpgroupMma && !split.packed;
+  split.overlap = split.warpgroups && overlap;
   auto constant = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(rewriter, loc, value);
   };
@@ -1079,12 +1280,15 @@ void launchKernel(IRRewriter &rewriter, BufferAttentionOp op,
       SmallVector<int64_t> shape = {rows, split.headDim};
       if (split.warpgroups)
         shape = {split.headDim / 64, rows, 64};
+      if (split.overlap)
+        shape.insert(shape.begin(), 2);
       return sharedView(rewriter, loc, shared, shape,
                         resultType.getElementType(), offset);
     };
-    Value ks = tile(kKeys, 0), vs = tile(kKeys, split.tileBytes());
+    int64_t buffers = split.overlap ? 2 : 1;
+    Value ks = tile(kKeys, 0), vs = tile(kKeys, buffers * split.tileBytes());
     Value qs = split.queryShared()
-                   ? tile(split.blockRows(), 2 * split.tileBytes())
+                   ? tile(split.blockRows(), 2 * buffers * split.tileBytes())
                    : Value();
     KernelBuilder(rewriter, loc, op, split)
         .build(launch, q, op.getKey(), op.getValue(), op.getKvLengths(),
@@ -1114,6 +1318,11 @@ struct TfmGPULowerBufferAttentionPass
           << int64_t(warpRows);
       return signalPassFailure();
     }
+    if (warpgroupOverlap && !warpgroupMma) {
+      getOperation().emitError("tfm-gpu-lower-buffer-attention: "
+                               "warpgroup-overlap takes warpgroup-mma");
+      return signalPassFailure();
+    }
     if (warpgroupMma && warpRows != 16) {
       getOperation().emitError("tfm-gpu-lower-buffer-attention: "
                                "warpgroup-mma takes warp-rows 16");
@@ -1126,7 +1335,8 @@ struct TfmGPULowerBufferAttentionPass
         return signalPassFailure();
       }
       writeIntoCopyTarget(op);
-      launchKernel(rewriter, op, warpRows, splitKV, warpgroupMma);
+      launchKernel(rewriter, op, warpRows, splitKV, warpgroupMma,
+                   warpgroupOverlap);
     }
   }
 };

@@ -143,6 +143,9 @@ mlir::tfm::createCPUTarget(const TargetOptions &options) {
   if (options.gpuAttentionWgmma)
     return llvm::createStringError(
         "--gpu-attention-wgmma is an option of --target=cuda");
+  if (options.gpuAttentionWgmmaOverlap)
+    return llvm::createStringError(
+        "--gpu-attention-wgmma-overlap is an option of --target=cuda");
   auto machine = createHostTargetMachine(options.cpu, options.features,
                                          options.optLevel);
   if (!machine)

@@ -100,7 +100,9 @@ public:
     if (options.gpuAttentionWarpRows)
       pipeline.attentionWarpRows = options.gpuAttentionWarpRows;
     pipeline.attentionSplitKV = options.gpuAttentionSplitKV;
-    pipeline.attentionWarpgroupMma = options.gpuAttentionWgmma;
+    pipeline.attentionWarpgroupMma =
+        options.gpuAttentionWgmma || options.gpuAttentionWgmmaOverlap;
+    pipeline.attentionWarpgroupOverlap = options.gpuAttentionWgmmaOverlap;
     if (options.gpuFewRows >= 0)
       pipeline.matmulFewRows = options.gpuFewRows;
     pipeline.chip = chip.str();
@@ -313,13 +315,19 @@ mlir::tfm::createCUDATarget(const TargetOptions &options) {
       llvm::find_if(kArchitectures, [&](const auto &known) {
         return known.first == chip;
       });
-  if (options.gpuAttentionWgmma && chip != "sm_90a")
+  StringRef wgmmaFlag = options.gpuAttentionWgmmaOverlap
+                            ? "--gpu-attention-wgmma-overlap"
+                            : "--gpu-attention-wgmma";
+  bool wgmma = options.gpuAttentionWgmma || options.gpuAttentionWgmmaOverlap;
+  if (wgmma && chip != "sm_90a")
+    return llvm::createStringError(wgmmaFlag +
+                                   " needs --gpu-arch=sm_90a (wgmma), not " +
+                                   chip);
+  if (wgmma && options.gpuAttentionWarpRows == 32)
     return llvm::createStringError(
-        "--gpu-attention-wgmma needs --gpu-arch=sm_90a (wgmma), not " + chip);
-  if (options.gpuAttentionWgmma && options.gpuAttentionWarpRows == 32)
-    return llvm::createStringError(
-        "--gpu-attention-wgmma takes 16 rows a warp (a warpgroup's 64 rows), "
-        "not --gpu-attention-warp-rows=32");
+        wgmmaFlag +
+        " takes 16 rows a warp (a warpgroup's 64 rows), not "
+        "--gpu-attention-warp-rows=32");
   if (architecture == std::end(kArchitectures)) {
     SmallVector<StringRef> names;
     for (const auto &known : kArchitectures)

@@ -5,6 +5,8 @@
 // RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true}))" --verify-diagnostics | FileCheck %s --check-prefix=WGMMA
 // RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true split-kv=true}))" --verify-diagnostics | FileCheck %s --check-prefix=WGSPLIT
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true warp-rows=32}))" 2>&1 | FileCheck %s --check-prefix=WG32
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true warpgroup-overlap=true}))" --verify-diagnostics | FileCheck %s --check-prefix=OVERLAP
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-overlap=true}))" 2>&1 | FileCheck %s --check-prefix=OVERLAP-ALONE
 
 // The kernel of a causal GQA attention with kv lengths, with no host branch
 // around it (an empty grid is the runtime's to skip); blocks of 256 threads over (query tiles of 128, heads,
@@ -128,23 +130,62 @@ func.func @kernel(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x?x64xbf16>,
 // WGMMA-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // WGMMA-NEXT: gpu.barrier
 // WGMMA: memref.extract_aligned_pointer_as_index %[[KS]]
+// WGMMA-COUNT-8: arith.constant 4611686293305360384 : i64
 // WGMMA: nvvm.wgmma.fence.aligned
-// WGMMA: %[[KDESC:.*]] = arith.constant 4611686293305360384 : i64
-// WGMMA-NEXT: arith.ori {{.*}}, %[[KDESC]] : i64
 // WGMMA-COUNT-8: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, {{.*}}, $31}, {$64, $65, $66, $67}, $68, p, 1, 1, 0;
 // WGMMA: nvvm.wgmma.commit.group.sync.aligned
 // WGMMA-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 // WGMMA: math.exp2
 // WGMMA: nvvm.fence.proxy
 // WGMMA: memref.extract_aligned_pointer_as_index %[[VS]]
+// WGMMA-COUNT-4: arith.constant 4611686293338849280 : i64
 // WGMMA: nvvm.wgmma.fence.aligned
-// WGMMA: %[[VDESC:.*]] = arith.constant 4611686293338849280 : i64
-// WGMMA-NEXT: arith.ori {{.*}}, %[[VDESC]] : i64
 // WGMMA-COUNT-4: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {$0, {{.*}}, $63}, {$128, $129, $130, $131}, $132, p, 1, 1, 1;
 // WGMMA: nvvm.wgmma.commit.group.sync.aligned
 // WGMMA-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 // WGMMA-NOT: nvgpu.ldmatrix
 // WGMMA: return
+// With warpgroup-overlap, K and V are double-buffered (64 KiB); V buffer 1
+// is zeroed with the first K copy; per tile, V of the tile and K of the
+// next go to the buffers of the tile before; QKᵀ (buffer n mod 2) and the
+// last tile's P·V (the other buffer, from the P in the loop state) are two
+// groups with every descriptor computed before the fence; the scores are
+// waited for (group 1), the softmax runs, then the P·V (group 0), after
+// which P is packed and O rescaled; the last tile's P·V follows the loop.
+// OVERLAP-LABEL: func.func @f16_d128
+// OVERLAP: dynamic_shared_memory_size %c65536_i32
+// OVERLAP: %[[KS:.*]] = memref.view {{.*}}[%c0{{.*}}][] {{.*}} to memref<2x2x64x64xf16, #gpu.address_space<workgroup>>
+// OVERLAP: %[[VS:.*]] = memref.view {{.*}}[%c32768][] {{.*}} to memref<2x2x64x64xf16, #gpu.address_space<workgroup>>
+// OVERLAP: scf.if
+// OVERLAP-COUNT-4: vector.store %{{.*}}, %[[VS]][%c1{{.*}}] : memref<2x2x64x64xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// OVERLAP: nvgpu.device_async_copy {{.*}}, %[[KS]][%c0
+// OVERLAP: scf.for {{.*}} iter_args({{.*}}%c0_i32{{.*}}) -> ({{.*}}f32, i32{{.*}}) {
+// OVERLAP: nvvm.fence.proxy
+// OVERLAP: nvgpu.device_async_copy {{.*}}, %[[VS]][
+// OVERLAP: nvgpu.device_async_copy {{.*}}, %[[KS]][
+// OVERLAP-COUNT-8: arith.constant 4611686293305360384 : i64
+// OVERLAP-COUNT-4: arith.constant 4611686293338849280 : i64
+// OVERLAP: nvvm.wgmma.fence.aligned
+// OVERLAP-COUNT-8: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
+// OVERLAP: nvvm.wgmma.commit.group.sync.aligned
+// OVERLAP-COUNT-4: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{.*}}, p, 1, 1, 1;
+// OVERLAP: nvvm.wgmma.commit.group.sync.aligned
+// OVERLAP-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
+// OVERLAP: math.exp2
+// OVERLAP: nvvm.wgmma.wait.group.sync.aligned 0
+// OVERLAP: arith.truncf {{.*}} : vector<2xf32> to vector<2xf16>
+// OVERLAP: arith.mulf
+// OVERLAP: scf.yield
+// OVERLAP-NEXT: }
+// OVERLAP-NEXT: arith.cmpi slt
+// OVERLAP-NEXT: %{{.*}}:64 = scf.if
+// OVERLAP-NEXT: nvvm.cp.async.wait.group 0
+// OVERLAP-NEXT: nvvm.fence.proxy
+// OVERLAP: arith.ceildivui
+// OVERLAP: nvvm.wgmma.fence.aligned
+// OVERLAP-COUNT-4: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
+// OVERLAP: nvvm.wgmma.wait.group.sync.aligned 0
+// OVERLAP: return
 func.func @f16_d128(%q: memref<1x4x100x128xf16>, %k: memref<1x4x100x128xf16>,
     %v: memref<1x4x100x128xf16>, %o: memref<1x4x100x128xf16>) {
   tfm.buffer_attention %q, %k, %v into %o
@@ -290,3 +331,4 @@ func.func @rows_past_a_warp(%q: memref<1x8x5x128xbf16>, %k: memref<1x2x300x128xb
 }
 
 // WG32: tfm-gpu-lower-buffer-attention: warpgroup-mma takes warp-rows 16
+// OVERLAP-ALONE: tfm-gpu-lower-buffer-attention: warpgroup-overlap takes warpgroup-mma
