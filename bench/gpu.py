@@ -35,16 +35,22 @@
                                   warpgroup MMA; sm_90: on mma.sync);
                                   each tiling given also compiles the
                                   projections with it
-                                  (projections-R,C,K,S,WR,WC.so), each
+                                  (projections-R,C,K,S,WR,WC.so; on
+                                  sm_90a also projections-tma.so, the
+                                  tiles loaded by TMA), each
                                   warp-rows the attention
                                   (attention-N.so; on sm_90a also
                                   attention-wgmma.so, its products as
                                   warpgroup MMA, and
                                   attention-wgmma-overlap.so, with the
-                                  softmax overlapping P·V), each
+                                  softmax overlapping P·V, and
+                                  attention-tma.so, wgmma with K and V
+                                  loaded by TMA), each
                                   few-rows the
                                   model (model-few-rows-N.so, timed by
-                                  `step` beside model.so)
+                                  `step` beside model.so); on sm_90a
+                                  model-tma.so, timed by `model` beside
+                                  model.so
   gpu.py run DIR [attention] [projections] [decode] [step] [model]
                                   on the GPU machine: both sides' figures,
                                   each tfm result checked against PyTorch's
@@ -120,7 +126,7 @@ def prepare(directory, tilings, warp_rows, few_rows, arch="sm_90a"):
             text, directory / f"attention-{rows}.so",
             flags=flags + [f"--gpu-attention-warp-rows={rows}"])
     if arch == "sm_90a":
-        for form in ("wgmma", "wgmma-overlap"):
+        for form in ("wgmma", "wgmma-overlap", "tma"):
             compiler.compile_mlir(text, directory / f"attention-{form}.so",
                                   flags=flags + [f"--gpu-attention-{form}"])
     text = "".join(decode_source(dim) for dim in DECODE_HEADS)
@@ -133,9 +139,16 @@ def prepare(directory, tilings, warp_rows, few_rows, arch="sm_90a"):
     for tiling in tilings:
         compiler.compile_mlir(text, directory / f"projections-{tiling}.so",
                               flags=flags + [f"--gpu-matmul-tile={tiling}"])
+    if arch == "sm_90a":
+        compiler.compile_mlir(text, directory / "projections-tma.so",
+                              flags=flags + ["--gpu-matmul-tma"])
     from model import FULL
     compiler.compile_model(dict(FULL, dtype="bf16"), directory / "model.so",
                            flags=flags)
+    if arch == "sm_90a":
+        compiler.compile_model(dict(FULL, dtype="bf16"),
+                               directory / "model-tma.so",
+                               flags=flags + ["--gpu-matmul-tma"])
     compiler.compile_model(dict(FULL, dtype="bf16"),
                            directory / "model-split-kv.so",
                            flags=flags + ["--gpu-attention-split-kv"])
@@ -146,11 +159,11 @@ def prepare(directory, tilings, warp_rows, few_rows, arch="sm_90a"):
     print(f"prepared {directory}")
 
 
-def run_model(directory, length=2048):
+def run_model(directory, library="model.so", length=2048):
     import torch
     from model import FULL, flops, torch_logits
     from tfm import runtime
-    forward = runtime.Library(directory / "model.so")["forward"]
+    forward = runtime.Library(directory / library)["forward"]
     gen = torch.Generator(device="cuda").manual_seed(0)
     weights = {}
     for spec in forward.inputs[2:]:
@@ -181,10 +194,10 @@ def run_model(directory, length=2048):
     kms = median_kernel_ms(call)
     error = relative_error(logits, reference)
     work = flops(FULL, 1, length)
-    print(f"model S={length}: torch {ms:.3f} ms ({work / ms / 1e9:.1f} TFLOP/s), "
+    print(f"{library} S={length}: torch {ms:.3f} ms ({work / ms / 1e9:.1f} TFLOP/s), "
           f"tfm {tms:.3f} ms ({work / tms / 1e9:.1f} TFLOP/s; kernels {kms:.3f} ms), "
           f"torch's time / tfm's {ms / tms:.2f}, error {error:.1e}")
-    return {"length": length, "torch_ms": ms, "tfm_ms": tms, "tfm_kernel_ms": kms,
+    return {"library": library, "length": length, "torch_ms": ms, "tfm_ms": tms, "tfm_kernel_ms": kms,
             "error": error}
 
 
@@ -503,7 +516,10 @@ if __name__ == "__main__":
         if "step" in which:
             results["step"] = run_step(where)
         if "model" in which:
-            results["model"] = run_model(where)
+            results["model"] = [
+                run_model(where, library)
+                for library in ("model.so", "model-tma.so")
+                if (where / library).exists()]
         print(json.dumps(results))
     else:
         sys.exit(__doc__)

@@ -13,7 +13,9 @@
 #       device call's carry). The attention suites and the models are also
 #       compiled with each other form of the attention kernel (its other
 #       row split, split-KV decode, warpgroup MMA with and without the
-#       softmax overlapping P·V) for sm_90a, into
+#       softmax overlapping P·V, warpgroup MMA with tiles loaded by TMA)
+#       for sm_90a, and the projection suites and the models with the
+#       projections' tiles loaded by TMA, into
 #       DIR/variants/NAME.
 #   scripts/gpu-tests.sh pack [DIR]     here, after prepare (and bench/gpu.py
 #       prepare build/gpu-bench, if wanted): DIR, build/gpu-bench and
@@ -36,13 +38,18 @@ dir="$(realpath -m "${2:-$root/build/gpu-tests}")"
 # kernels' own suites in test/Integration/GPU.
 suites=(CPU/attention CPU/blocks CPU/layers CPU/masks CPU/projections
         GPU/flash_attention GPU/projections)
-# The attention suites and the model again with each other form of the
-# attention kernel, NAME:FLAGS, for sm_90a, in DIR/variants/NAME.
-variant_suites=(CPU/attention GPU/flash_attention)
-variants=(warp-rows-32:--gpu-attention-warp-rows=32
-          split-kv:--gpu-attention-split-kv
-          wgmma:--gpu-attention-wgmma
-          wgmma-overlap:--gpu-attention-wgmma-overlap)
+# The suites a kernel's other forms run again: the attention kernel's, and
+# the projections'.
+attention_suites=(CPU/attention GPU/flash_attention)
+projection_suites=(CPU/projections GPU/projections CPU/blocks)
+# Each other form, NAME:SUITES:FLAGS (SUITES: attention or projection), for
+# sm_90a, in DIR/variants/NAME with the models.
+variants=(warp-rows-32:attention:--gpu-attention-warp-rows=32
+          split-kv:attention:--gpu-attention-split-kv
+          wgmma:attention:--gpu-attention-wgmma
+          wgmma-overlap:attention:--gpu-attention-wgmma-overlap
+          attention-tma:attention:--gpu-attention-tma
+          matmul-tma:projection:--gpu-matmul-tma)
 
 generation_model="$root/test/Integration/GPU/generation-bf16.json"
 
@@ -93,7 +100,9 @@ case "$mode" in
       prepare_model "$dir/$arch" --gpu-arch="$arch"
     done
     for variant in "${variants[@]}"; do
-      name="${variant%%:*}" flags=(--gpu-arch=sm_90a ${variant#*:})
+      IFS=: read -r name kind variant_flags <<<"$variant"
+      flags=(--gpu-arch=sm_90a $variant_flags)
+      declare -n variant_suites="${kind}_suites"
       for suite in "${variant_suites[@]}"; do
         TFM_HARNESS=prepare "$python" "$root/test/Integration/$suite.py" \
           "$dir/variants/$name/$suite" --target=cuda "${flags[@]}"
@@ -128,14 +137,17 @@ case "$mode" in
     done
     for variant_dir in "$dir"/variants/*; do
       [ -d "$variant_dir" ] || continue
-      for suite in "${variant_suites[@]}"; do
+      # The suites prepare compiled for this form.
+      for suite in "${attention_suites[@]}" "${projection_suites[@]}"; do
+        [ -d "$variant_dir/$suite" ] || continue
         echo "== $(basename "$variant_dir") $suite"
         TFM_HARNESS=check python3 "$root/test/Integration/$suite.py" \
           "$variant_dir/$suite" || failed=$((failed + 1))
+        total=$(( total + 1 ))
       done
       echo "== $(basename "$variant_dir") models, and tfm-run --device=cuda"
       check_model "$variant_dir" || failed=$((failed + 1))
-      total=$(( total + ${#variant_suites[@]} + 1 ))
+      total=$(( total + 1 ))
     done
     if [ "$total" -eq 0 ]; then
       echo "$dir holds no prepared architecture (run prepare first)" >&2

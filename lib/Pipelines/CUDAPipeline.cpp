@@ -56,6 +56,7 @@ void mlir::tfm::buildTfmCUDAKernelStage(
     matmul.tile.assign(options.matmulTile.begin(), options.matmulTile.end());
     // wgmma exists on sm_90a only (the "a" features).
     matmul.warpgroupMma = options.chip == "sm_90a";
+    matmul.tma = options.matmulTma;
     matmul.fewRows = options.matmulFewRows;
     pm.addNestedPass<func::FuncOp>(createTfmGPUTensorCoreMatmulPass(matmul));
   }
@@ -67,6 +68,7 @@ void mlir::tfm::buildTfmCUDAKernelStage(
   attention.splitKV = options.attentionSplitKV;
   attention.warpgroupMma = options.attentionWarpgroupMma;
   attention.warpgroupOverlap = options.attentionWarpgroupOverlap;
+  attention.tma = options.attentionTma;
   pm.addNestedPass<func::FuncOp>(
       createTfmGPULowerBufferAttentionPass(attention));
   TfmGPUMapToKernelsPassOptions map;
@@ -113,7 +115,9 @@ void mlir::tfm::buildTfmToNVVMStage(
   pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createReconcileUnrealizedCastsPass());
-  // Host: launches, streams and device memory as mgpu* calls.
+  // Host: TMA tensor maps (nvgpu.tma.create.descriptor), then launches,
+  // streams and device memory, as mgpu* calls.
+  pm.addPass(createConvertNVGPUToNVVMPass());
   pm.addPass(createGpuToLLVMConversionPass());
   // PTX text: the CUDA target assembles it with ptxas when it emits a
   // library (lib/Target/CUDA), and --emit=ptx writes it as it is.

@@ -123,6 +123,17 @@ cl::opt<bool> gpuAttentionWgmmaOverlap(
     cl::desc("--gpu-attention-wgmma with each key tile's softmax run while "
              "the last tile's P·V runs (FlashAttention-3's overlap)"),
     cl::init(false), cl::cat(category));
+cl::opt<bool> gpuAttentionTma(
+    "gpu-attention-tma",
+    cl::desc("--gpu-attention-wgmma with the K and V tiles loaded by TMA "
+             "(one thread, tensor maps) instead of every thread's cp.async"),
+    cl::init(false), cl::cat(category));
+cl::opt<bool> gpuMatmulTma(
+    "gpu-matmul-tma",
+    cl::desc("With --target=cuda --gpu-arch=sm_90a: the tensor-core "
+             "projections' tiles loaded by TMA (one thread, tensor maps) "
+             "instead of every thread's cp.async"),
+    cl::init(false), cl::cat(category));
 cl::opt<unsigned> optLevel("O", cl::desc("Optimization level 0-3"),
                            cl::init(3), cl::Prefix, cl::cat(category));
 #define TFM_ATTENTION_LOWERING_FLAG(field, flag, description)                 \
@@ -217,6 +228,8 @@ int main(int argc, char **argv) {
   targetOptions.gpuAttentionSplitKV = gpuAttentionSplitKV;
   targetOptions.gpuAttentionWgmma = gpuAttentionWgmma;
   targetOptions.gpuAttentionWgmmaOverlap = gpuAttentionWgmmaOverlap;
+  targetOptions.gpuMatmulTma = gpuMatmulTma;
+  targetOptions.gpuAttentionTma = gpuAttentionTma;
   targetOptions.gpuFewRows = gpuFewRows;
   targetOptions.optLevel = optLevel;
   targetOptions.prepackWeights = prepackWeights;

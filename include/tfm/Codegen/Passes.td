@@ -824,6 +824,15 @@ def TfmGPULowerBufferAttentionPass
     state; before the first tile it is zeros, against a zeroed V buffer;
     the last tile's P·V follows the loop.
 
+    With `tma` instead (and `warpgroup-mma`), K and V tiles are loaded by
+    TMA: the host makes a tensor map of K and of V (boxes of 64 keys by 64
+    columns, 128-byte swizzle, zeros past the cache), thread 0 issues a
+    box per panel of D, and a barrier object for K's tile and one for V's
+    (`mbarrier`, one phase per tile) tell every thread when they have
+    landed. A cache's rows between the kv length and the tile's end are
+    zeroed in V's tile once it lands (TMA reads them whole; a NaN there
+    would survive its probability of 0), then fenced for wgmma.
+
     Any other element type or head dim is an error.
   }];
   let options = [
@@ -838,6 +847,9 @@ def TfmGPULowerBufferAttentionPass
            /*default=*/"false",
            "With warpgroup-mma: each tile's softmax while the last tile's "
            "P·V runs (K and V double-buffered)">,
+    Option<"tma", "tma", "bool", /*default=*/"false",
+           "With warpgroup-mma (not warpgroup-overlap): K and V tiles "
+           "loaded by TMA through tensor maps the host makes">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",
@@ -923,6 +935,11 @@ def TfmGPUTensorCoreMatmulPass
       128x256 tiles of 2 warpgroups, steps of 64, 4 stages; 64x128 tiles
       of one warpgroup when N is at most 512), one step's group left
       running while the next is issued;
+    - with `tma` too, one thread loads each step's A and B tiles with
+      `cp.async.bulk.tensor` (TMA) through tensor maps the host makes
+      (`nvgpu.tma.create.descriptor`; zeros past M, N and K), and a
+      barrier object per stage (`mbarrier`) tells every thread when they
+      have landed; boxes of at most 256 rows;
     - a one-dimensional grid of a block per tile, in groups of 16 row
       blocks that walk the columns together (their B tiles shared in L2,
       the group's A rows kept there);
@@ -957,6 +974,9 @@ def TfmGPUTensorCoreMatmulPass
                "columns with warpgroup-mma; default: chosen by N)">,
     Option<"warpgroupMma", "warpgroup-mma", "bool", /*default=*/"false",
            "Products as warpgroup MMA (wgmma, sm_90a) rather than mma.sync">,
+    Option<"tma", "tma", "bool", /*default=*/"false",
+           "With warpgroup-mma: each step's tiles loaded by TMA (tensor "
+           "maps made by the host) rather than by every thread's cp.async">,
     Option<"fewRows", "few-rows", "int64_t", /*default=*/"8",
            "Projections of at most this many rows (0 to 16; 0: none) on "
            "the few-rows kernel rather than tensor-core tiles">,

@@ -150,6 +150,16 @@ struct TfmLowerToNVVMPipelineOptions
                      "few-rows kernel, 0 to 16 (tfm-gpu-tensor-core-matmul's "
                      "few-rows)"),
       llvm::cl::init(8)};
+  PassOptions::Option<bool> attentionTma{
+      *this, "attention-tma",
+      llvm::cl::desc("With attention-warpgroup-mma: K and V tiles loaded by "
+                     "TMA (tfm-gpu-lower-buffer-attention's tma)"),
+      llvm::cl::init(false)};
+  PassOptions::Option<bool> matmulTma{
+      *this, "matmul-tma",
+      llvm::cl::desc("On sm_90a: the tensor-core projections' tiles loaded "
+                     "by TMA (tfm-gpu-tensor-core-matmul's tma)"),
+      llvm::cl::init(false)};
   PassOptions::Option<int64_t> attentionWarpRows{
       *this, "attention-warp-rows",
       llvm::cl::desc("Query rows per warp of the tensor-core attention "

@@ -70,6 +70,12 @@ struct TargetOptions {
   /// With gpuAttentionWgmma: each tile's softmax while the last tile's P·V
   /// runs (tfm-gpu-lower-buffer-attention's warpgroup-overlap).
   bool gpuAttentionWgmmaOverlap = false;
+  /// gpuAttentionWgmma with K and V tiles loaded by TMA
+  /// (tfm-gpu-lower-buffer-attention's tma).
+  bool gpuAttentionTma = false;
+  /// A GPU target (sm_90a): the projections' tiles loaded by TMA
+  /// (tfm-gpu-tensor-core-matmul's tma).
+  bool gpuMatmulTma = false;
   /// LLVM optimization level, 0-3.
   unsigned optLevel = 3;
   /// Target-independent: how the linalg stage of every target lowers

@@ -111,17 +111,22 @@ struct RowSplit {
   /// double-buffered, each tile's QKᵀ issued together with the previous
   /// tile's P·V, and the tile's softmax run while that P·V does.
   bool overlap = false;
+  /// With warpgroups, not overlap: each K and V tile loaded by TMA (thread
+  /// 0 issues a box per 64 columns of D; a barrier object for K's and one
+  /// for V's), the rows of V past the kv length zeroed once they land.
+  bool tma = false;
 
   int64_t warps() const { return packed ? 1 : kRows / warpRows; }
   int64_t blockRows() const { return warps() * warpRows; }
   int64_t threads() const { return 32 * warps(); }
   int64_t rowTiles() const { return warpRows / 16; }
   bool queryShared() const { return warpRows > 16 && headDim > 64; }
-  /// K and V tiles, then Q's if shared.
+  /// K and V tiles, then Q's if shared, then with TMA the two barrier
+  /// objects (8 bytes each).
   int64_t tileBytes() const { return kKeys * headDim * 2; }
   int64_t sharedBytes() const {
     return (overlap ? 4 : 2) * tileBytes() +
-           (queryShared() ? blockRows() * headDim * 2 : 0);
+           (queryShared() ? blockRows() * headDim * 2 : 0) + (tma ? 16 : 0);
   }
 };
 
@@ -145,9 +150,12 @@ public:
   /// split with several key ranges writes `partial` ([ranges, B, H, Sq, D]
   /// f32, each row divided by its own sum) and `lse` ([ranges, B, H, Sq],
   /// log2 of each row's sum of exp2, -inf where it saw no key) instead.
+  /// With TMA, `barriers` holds K's and V's barrier objects (i64), and
+  /// `kMap` and `vMap` are K's and V's tensor maps (pointers).
   void build(gpu::LaunchOp launch, Value q, Value k, Value v, Value lengths,
-             Value out, Value ks, Value vs, Value qs, Value partial,
-             Value lse);
+             Value out, Value ks, Value vs, Value qs, Value partial, Value lse,
+             Value barriers = nullptr, Value kMap = nullptr,
+             Value vMap = nullptr);
 
 private:
   /// A query row of the block as a lane holds it: its head and its query
@@ -166,6 +174,14 @@ private:
   /// With `buffer`, into that buffer of a double-buffered `tile`.
   void copyTile(Value source, Value head, Value first, Value limit,
                 Value tile, int64_t count = kKeys, Value buffer = nullptr);
+  /// TMA: thread 0's loads of the 64 rows from `first` of KV head `head`
+  /// through `map` into the panels of `tile`, counted on `barrier`; rows
+  /// past the cache are zeros.
+  void loadTileBoxes(Value map, Value head, Value first, Value tile,
+                     Value barrier);
+  /// Zeros in the rows of panelled `tile` from `firstRow` on, published to
+  /// wgmma (fenced, then the block's barrier).
+  void zeroRowsFrom(Value tile, Value firstRow);
   /// The ldmatrix.x4 registers whose lane reads row `row` (low 3 bits: the
   /// lane's) and chunk `chunkBase ^ laneXor` of a swizzled tile.
   SmallVector<Value> loadSwizzled(Value tile, Value row, int64_t chunkBase,
@@ -210,7 +226,41 @@ private:
   MaskAttr mask;
   // Per thread.
   Value tid, lane, batch;
+  // TMA: K's and V's barrier objects and tensor maps.
+  Value barriers, kMap, vMap;
+  Value kBarrier() { return barrierPointer(barriers, index(0)); }
+  Value vBarrier() { return barrierPointer(barriers, index(1)); }
 };
+
+void KernelBuilder::loadTileBoxes(Value map, Value head, Value first,
+                                  Value tile, Value barrier) {
+  arriveExpectingBytes(barrier, split.tileBytes());
+  // Boxes at (the panel's first column, the row, the head, the batch).
+  for (int64_t panel = 0; panel < headDim / 64; ++panel)
+    loadBox(map, {index(panel * 64), first, head, batch}, tile,
+            index(panel * kPanelBytes), barrier);
+}
+
+void KernelBuilder::zeroRowsFrom(Value tile, Value firstRow) {
+  auto zeros = arith::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(VectorType::get({8}, element),
+                             b.getZeroAttr(element)));
+  for (int64_t i = 0; i < kKeys * chunks / split.threads(); ++i) {
+    Value id = add(tid, i * split.threads());
+    Value row = div(id, chunks), chunk = rem(id, chunks);
+    auto past = scf::IfOp::create(
+        b, loc, cmp(arith::CmpIPredicate::sge, row, firstRow));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(past.thenBlock());
+    // Every chunk of the row, in whatever order the swizzle keeps them.
+    vector::StoreOp::create(
+        b, loc, zeros, tile,
+        ValueRange{div(chunk, 8), row, mul(rem(chunk, 8), 8)});
+  }
+  fenceAsyncProxy();
+  gpu::BarrierOp::create(b, loc);
+}
 
 void KernelBuilder::copyTile(Value source, Value head, Value first,
                              Value limit, Value tile, int64_t count,
@@ -261,12 +311,7 @@ Value KernelBuilder::quadReduce(Value value, bool sum) {
 void KernelBuilder::waitForTiles() {
   NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
   if (split.warpgroups)
-    NVVM::FenceProxyOp::create(
-        b, loc,
-        NVVM::ProxyKindAttr::get(b.getContext(),
-                                 NVVM::ProxyKind::async_shared),
-        NVVM::SharedSpaceAttr::get(b.getContext(),
-                                   NVVM::SharedSpace::shared_cta));
+    fenceAsyncProxy();
   gpu::BarrierOp::create(b, loc);
 }
 
@@ -307,7 +352,12 @@ KernelBuilder::warpgroupProducts(ArrayRef<SmallVector<Value>> a, Value tile,
 
 void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
                           Value lengths, Value out, Value ks, Value vs,
-                          Value qs, Value partial, Value lse) {
+                          Value qs, Value partial, Value lse,
+                          Value barrierObjects, Value kTensorMap,
+                          Value vTensorMap) {
+  barriers = barrierObjects;
+  kMap = kTensorMap;
+  vMap = vTensorMap;
   int64_t rowTiles = split.rowTiles();
   tid = launch.getThreadIds().x;
   Value warp = div(tid, 32);
@@ -417,6 +467,11 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
                         2 * kk, xorRowsThenChunks, /*transpose=*/false);
   };
 
+  // With TMA, thread 0 readies the barrier objects before anyone waits.
+  if (split.tma) {
+    onFirstThread(tid, [&] { initBarriers(barriers, 2); });
+    gpu::BarrierOp::create(b, loc);
+  }
   // K of the first tile (and the block's Q if shared), if any.
   auto anyTile = scf::IfOp::create(
       b, loc, cmp(arith::CmpIPredicate::slt, tileBegin, tileLimit));
@@ -439,6 +494,9 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
             ValueRange{index(1), div(chunk, 8), row, mul(rem(chunk, 8), 8)});
       }
       copyTile(k, kvHead, tileBegin, keyEnd, ks, kKeys, index(0));
+    } else if (split.tma) {
+      onFirstThread(
+          tid, [&] { loadTileBoxes(kMap, kvHead, tileBegin, ks, kBarrier()); });
     } else {
       copyTile(k, kvHead, tileBegin, keyEnd, ks);
     }
@@ -714,9 +772,20 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
         b, loc, tileBegin, tileLimit, index(kKeys), init,
         [&](OpBuilder &, Location, Value tileStart, ValueRange state) {
           // K of this tile has landed, and every warp is past the last
-          // tile's P·V: V may be overwritten.
-          waitForTiles();
-          copyTile(v, kvHead, tileStart, keyEnd, vs);
+          // tile's P·V: V may be overwritten. With TMA each barrier object
+          // completes a phase per tile: the tile's parity.
+          Value parity;
+          if (split.tma) {
+            parity = rem(div(sub(tileStart, tileBegin), kKeys), 2);
+            gpu::BarrierOp::create(b, loc);
+            onFirstThread(tid, [&] {
+              loadTileBoxes(vMap, kvHead, tileStart, vs, vBarrier());
+            });
+            waitForPhase(kBarrier(), parity);
+          } else {
+            waitForTiles();
+            copyTile(v, kvHead, tileStart, keyEnd, vs);
+          }
 
           // S = Q Kᵀ: per row tile, 8 tiles of 8 keys; each K fragment feeds
           // every row tile.
@@ -760,12 +829,34 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
           Tiles probabilities = probabilitiesOf(scores);
 
           // V has landed and every warp is done with K: fetch the next K.
-          waitForTiles();
-          auto more = scf::IfOp::create(
-              b, loc, cmp(arith::CmpIPredicate::slt, tileEnd, tileLimit));
-          {
+          auto more = [&] {
+            return cmp(arith::CmpIPredicate::slt, tileEnd, tileLimit);
+          };
+          if (split.tma) {
+            gpu::BarrierOp::create(b, loc);
+            onFirstThread(tid, [&] {
+              auto next = scf::IfOp::create(b, loc, more());
+              OpBuilder::InsertionGuard guard(b);
+              b.setInsertionPointToStart(next.thenBlock());
+              loadTileBoxes(kMap, kvHead, tileEnd, ks, kBarrier());
+            });
+            waitForPhase(vBarrier(), parity);
+            // A cache's rows past the kv length may never have been
+            // written; TMA brought them whole (only rows past the cache
+            // come as zeros), and a NaN there would survive its
+            // probability of 0 in P·V.
+            if (lengths) {
+              auto cut = scf::IfOp::create(
+                  b, loc, cmp(arith::CmpIPredicate::sgt, tileEnd, keyEnd));
+              OpBuilder::InsertionGuard guard(b);
+              b.setInsertionPointToStart(cut.thenBlock());
+              zeroRowsFrom(vs, sub(keyEnd, tileStart));
+            }
+          } else {
+            waitForTiles();
+            auto next = scf::IfOp::create(b, loc, more());
             OpBuilder::InsertionGuard guard(b);
-            b.setInsertionPointToStart(more.thenBlock());
+            b.setInsertionPointToStart(next.thenBlock());
             copyTile(k, kvHead, tileEnd, keyEnd, ks);
           }
 
@@ -1211,9 +1302,8 @@ void writeIntoCopyTarget(BufferAttentionOp op) {
 /// queries its grid is empty, which the runtime skips (mgpuLaunchKernel):
 /// no host branch around it, which would make gpu-async-region wait for
 /// the stream before and after it.
-void launchKernel(IRRewriter &rewriter, BufferAttentionOp op,
-                  int64_t warpRows, bool splitKV, bool warpgroupMma,
-                  bool overlap) {
+void launchKernel(IRRewriter &rewriter, BufferAttentionOp op, int64_t warpRows,
+                  bool splitKV, bool warpgroupMma, bool overlap, bool tma) {
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   Value q = op.getQuery();
@@ -1229,6 +1319,7 @@ void launchKernel(IRRewriter &rewriter, BufferAttentionOp op,
     split.warpRows = 16;
   split.warpgroups = warpgroupMma && !split.packed;
   split.overlap = split.warpgroups && overlap;
+  split.tma = split.warpgroups && !split.overlap && tma;
   auto constant = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(rewriter, loc, value);
   };
@@ -1267,6 +1358,12 @@ void launchKernel(IRRewriter &rewriter, BufferAttentionOp op,
         constant(kRows));
     gridY = constant(heads);
   }
+  // With TMA, K's and V's tensor maps, in boxes of 64 keys by 64 columns.
+  Value kMap, vMap;
+  if (split.tma) {
+    kMap = createTensorMap(rewriter, loc, op.getKey(), {1, 1, kKeys, 64});
+    vMap = createTensorMap(rewriter, loc, op.getValue(), {1, 1, kKeys, 64});
+  }
   // The tiles in dynamic shared memory: K, V and Q tiles of head dim 128
   // pass the 48 KiB of static shared memory.
   gpu::LaunchOp launch;
@@ -1290,9 +1387,13 @@ void launchKernel(IRRewriter &rewriter, BufferAttentionOp op,
     Value qs = split.queryShared()
                    ? tile(split.blockRows(), 2 * buffers * split.tileBytes())
                    : Value();
+    Value barriers =
+        split.tma ? sharedView(rewriter, loc, shared, {2},
+                               rewriter.getI64Type(), 2 * split.tileBytes())
+                  : Value();
     KernelBuilder(rewriter, loc, op, split)
         .build(launch, q, op.getKey(), op.getValue(), op.getKvLengths(),
-               op.getResult(), ks, vs, qs, partial, lse);
+               op.getResult(), ks, vs, qs, partial, lse, barriers, kMap, vMap);
   }
   if (split.packed) {
     rewriter.setInsertionPointAfter(launch);
@@ -1323,6 +1424,11 @@ struct TfmGPULowerBufferAttentionPass
                                "warpgroup-overlap takes warpgroup-mma");
       return signalPassFailure();
     }
+    if (tma && (!warpgroupMma || warpgroupOverlap)) {
+      getOperation().emitError("tfm-gpu-lower-buffer-attention: tma takes "
+                               "warpgroup-mma without warpgroup-overlap");
+      return signalPassFailure();
+    }
     if (warpgroupMma && warpRows != 16) {
       getOperation().emitError("tfm-gpu-lower-buffer-attention: "
                                "warpgroup-mma takes warp-rows 16");
@@ -1336,7 +1442,7 @@ struct TfmGPULowerBufferAttentionPass
       }
       writeIntoCopyTarget(op);
       launchKernel(rewriter, op, warpRows, splitKV, warpgroupMma,
-                   warpgroupOverlap);
+                   warpgroupOverlap, tma);
     }
   }
 };

@@ -4,9 +4,10 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -86,6 +87,79 @@ Value TensorCoreBuilder::loadPair(Value memref, ValueRange indices) {
   return vector::ExtractOp::create(b, loc, word, 0);
 }
 
+Value TensorCoreBuilder::sharedPointer(Value memref, Value offset) {
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  Value address =
+      arith::IndexCastUIOp::create(b, loc, b.getI64Type(), add(base, offset));
+  return LLVM::IntToPtrOp::create(
+      b, loc,
+      LLVM::LLVMPointerType::get(
+          b.getContext(), static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared)),
+      address);
+}
+
+void TensorCoreBuilder::onFirstThread(Value tid, function_ref<void()> body) {
+  auto first =
+      scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::eq, tid, index(0)));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(first.thenBlock());
+  body();
+}
+
+void TensorCoreBuilder::initBarriers(Value barriers, int64_t count) {
+  Value one = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 1);
+  for (int64_t i = 0; i < count; ++i)
+    NVVM::MBarrierInitOp::create(b, loc, barrierPointer(barriers, index(i)),
+                                 one, /*predicate=*/nullptr);
+  NVVM::FenceMbarrierInitOp::create(b, loc);
+}
+
+void TensorCoreBuilder::arriveExpectingBytes(Value barrier, int64_t bytes) {
+  NVVM::MBarrierArriveExpectTxOp::create(
+      b, loc, /*res=*/Type(), barrier,
+      arith::ConstantIntOp::create(b, loc, b.getI32Type(), bytes),
+      NVVM::MemScopeKind::CTA, /*relaxed=*/false, /*predicate=*/nullptr);
+}
+
+void TensorCoreBuilder::loadBox(Value map, ArrayRef<Value> coordinates,
+                                Value tile, Value offset, Value barrier) {
+  SmallVector<Value> at;
+  for (Value coordinate : coordinates)
+    at.push_back(
+        arith::IndexCastOp::create(b, loc, b.getI32Type(), coordinate));
+  // The block's own shared memory, addressed as the cluster's (what
+  // cp.async.bulk.tensor's shared::cluster destination takes).
+  Value destination = LLVM::AddrSpaceCastOp::create(
+      b, loc,
+      LLVM::LLVMPointerType::get(
+          b.getContext(),
+          static_cast<unsigned>(NVVM::NVVMMemorySpace::SharedCluster)),
+      sharedPointer(tile, offset));
+  NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+      b, loc, destination, map, at, barrier,
+      /*im2colOffsets=*/ValueRange{}, /*multicastMask=*/nullptr,
+      /*l2CacheHint=*/nullptr,
+      NVVM::TMALoadModeAttr::get(b.getContext(), NVVM::TMALoadMode::TILE),
+      /*isCTAOnly=*/b.getBoolAttr(false), /*group=*/nullptr,
+      /*predicate=*/nullptr);
+}
+
+void TensorCoreBuilder::waitForPhase(Value barrier, Value parity) {
+  // The suspend-time hint CUTLASS gives, in nanoseconds.
+  Value ticks = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 10000000);
+  NVVM::MBarrierTryWaitParityOp::create(
+      b, loc, barrier,
+      arith::IndexCastOp::create(b, loc, b.getI32Type(), parity), ticks);
+}
+
+void TensorCoreBuilder::fenceAsyncProxy() {
+  NVVM::FenceProxyOp::create(
+      b, loc,
+      NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+}
+
 Value TensorCoreBuilder::sharedDescriptor(Value address, int64_t leadingBytes,
                                           int64_t strideBytes) {
   Type i64 = b.getI64Type();
@@ -103,6 +177,33 @@ Value TensorCoreBuilder::sharedDescriptor(Value address, int64_t leadingBytes,
   uint64_t fixed = (uint64_t(leadingBytes / 16) << 16) |
                    (uint64_t(strideBytes / 16) << 32) | (uint64_t(1) << 62);
   return arith::OrIOp::create(b, loc, start, constant(fixed));
+}
+
+Value mlir::tfm::createTensorMap(OpBuilder &b, Location loc, Value source,
+                                 ArrayRef<int64_t> box) {
+  MLIRContext *context = b.getContext();
+  auto type = cast<MemRefType>(source.getType());
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup);
+  auto boxType = MemRefType::get(box, type.getElementType(),
+                                 MemRefLayoutAttrInterface(), workgroup);
+  auto mapType = nvgpu::TensorMapDescriptorType::get(
+      context, boxType, nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
+      nvgpu::TensorMapL2PromoKind::L2PROMO_256B,
+      nvgpu::TensorMapOOBKind::OOB_ZERO,
+      nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+  Value unranked = memref::CastOp::create(
+      b, loc,
+      UnrankedMemRefType::get(type.getElementType(), type.getMemorySpace()),
+      source);
+  SmallVector<Value> sizes;
+  for (int64_t size : box)
+    sizes.push_back(arith::ConstantIndexOp::create(b, loc, size));
+  Value map =
+      nvgpu::TmaCreateDescriptorOp::create(b, loc, mapType, unranked, sizes);
+  return UnrealizedConversionCastOp::create(
+             b, loc, LLVM::LLVMPointerType::get(context), map)
+      .getResult(0);
 }
 
 SmallVector<Value> TensorCoreBuilder::warpgroupMma(ArrayRef<Value> a,

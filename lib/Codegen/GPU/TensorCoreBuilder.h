@@ -83,6 +83,36 @@ protected:
   /// Two 16-bit elements loaded from `memref[indices]` as one register.
   Value loadPair(Value memref, ValueRange indices);
 
+  /// The shared address of byte `offset` of shared `memref`, as an LLVM
+  /// pointer to shared memory (what NVVM's mbarrier and TMA ops take).
+  Value sharedPointer(Value memref, Value offset);
+  /// `body`'s ops, run by thread `tid` 0 alone.
+  void onFirstThread(Value tid, function_ref<void()> body);
+  /// TMA (sm_90): `count` barrier objects (mbarrier, i64) in shared
+  /// `barriers`, each completing a phase on one arrival and the bytes it
+  /// was told to expect; fenced for the block's next barrier to publish.
+  void initBarriers(Value barriers, int64_t count);
+  /// Barrier object `index` of `barriers`, as initBarriers's ops take it.
+  Value barrierPointer(Value barriers, Value index) {
+    return sharedPointer(barriers, mul(index, 8));
+  }
+  /// The thread's arrival on `barrier`, which then also waits for `bytes`.
+  void arriveExpectingBytes(Value barrier, int64_t bytes);
+  /// One TMA load through tensor map `map` (a pointer; createTensorMap) of
+  /// the box at `coordinates` (elements, innermost dim first) into shared
+  /// `tile` from byte `offset`, its bytes counted on `barrier`.
+  void loadBox(Value map, ArrayRef<Value> coordinates, Value tile, Value offset,
+               Value barrier);
+  /// Waits until `barrier` has completed the phase of parity `parity` (an
+  /// index, 0 or 1): its n-th use (from 0) completes a phase of parity
+  /// n mod 2.
+  void waitForPhase(Value barrier, Value parity);
+
+  /// Makes this thread's shared-memory writes through the generic proxy
+  /// (cp.async, stores) visible to reads through the async proxy (wgmma);
+  /// before the barrier that publishes them.
+  void fenceAsyncProxy();
+
   /// The wgmma descriptor of a shared operand at `address` (a shared
   /// memory address as an index) stored with the 128-byte swizzle (16-byte
   /// chunk c of a 128-byte row r at c ^ (r mod 8), 8-row groups on
@@ -102,6 +132,16 @@ protected:
   Location loc;
   Type element;
 };
+
+/// On the host: a TMA tensor map of `source` (device memory, bf16/f16,
+/// innermost stride 1) in boxes of `box` (source's rank, outermost first;
+/// the innermost 128 bytes at most), stored in shared memory with the
+/// 128-byte swizzle that wgmma's descriptors read, zeros outside the
+/// source, as a pointer a kernel takes: `nvgpu.tma.create.descriptor`,
+/// which `convert-nvgpu-to-nvvm` lowers with the host to a call of the
+/// runtime's `mgpuTensorMapEncodeTiledMemref`.
+Value createTensorMap(OpBuilder &b, Location loc, Value source,
+                      ArrayRef<int64_t> box);
 
 } // namespace mlir::tfm
 

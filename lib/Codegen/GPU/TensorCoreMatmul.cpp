@@ -5,10 +5,12 @@
 // by one tensor-core kernel: blocks of warps compute tiles of C (by
 // default 128x256, a warp 64x64), walking K in steps of 32 or 64 through a
 // cp.async pipeline of several stages in dynamic shared memory; products
-// are mma.sync m16n8k16 fed by ldmatrix (or wgmma on sm_90a), accumulated
-// in f32 registers; C is written once, or not at all when the kernel
-// computes the elementwise op that alone reads it (its epilogue: rounding,
-// residual, act(gate) · up) as it stores. Projections of at most
+// are mma.sync m16n8k16 fed by ldmatrix (or wgmma on sm_90a, whose stages
+// TMA may fill instead: one thread's loads through tensor maps the host
+// makes, a barrier object per stage), accumulated in f32 registers; C is
+// written once, or not at all when the kernel computes the elementwise op
+// that alone reads it (its epilogue: rounding, residual, act(gate) · up)
+// as it stores. Projections of at most
 // `few-rows` rows run on the few-rows kernel (FewRowsMatmul.cpp) instead.
 //
 // Shared rows are `step` elements (chunks of 16 bytes); chunk c of row r is
@@ -53,6 +55,11 @@ struct Tiling {
   /// 64 rows, wgmma m64nNk16 with N = warpColumns), its operands read from
   /// shared memory through descriptors.
   bool warpgroups = false;
+  /// With warpgroups: each step's tiles brought by two TMA loads (one
+  /// thread issues them; the tensor maps zero-fill past M, N and K), whose
+  /// arrival a barrier object per stage tracks, rather than by every
+  /// thread's cp.async.
+  bool tma = false;
 
   /// Warps, or warpgroups.
   int64_t units() const {
@@ -63,9 +70,11 @@ struct Tiling {
   int64_t chunks() const { return step / 8; }
   /// Shared rows per 128 bytes (the 32 banks): what the swizzle divides by.
   int64_t rowsPerLine() const { return 64 / step; }
-  /// The stages of A's and B's tiles, bf16/f16.
+  /// The bytes of one stage: A's and B's tiles, bf16/f16.
+  int64_t stageBytes() const { return (blockRows + blockColumns) * step * 2; }
+  /// The stages, then with TMA their barrier objects (8 bytes each).
   int64_t sharedBytes() const {
-    return stages * (blockRows + blockColumns) * step * 2;
+    return stages * stageBytes() + (tma ? stages * 8 : 0);
   }
 };
 
@@ -112,6 +121,9 @@ std::string checkTiling(const Tiling &t) {
        t.warpColumns > 256))
     return "a warpgroup's tile has 64 rows, at most 256 columns (a multiple "
            "of 16), and steps of 64";
+  // A TMA box spans at most 256 rows.
+  if (t.tma && (t.blockRows > 256 || t.blockColumns > 256))
+    return "a TMA load brings at most 256 rows of A or B";
   if (t.warpgroups && t.stages < 2 + kWgmmaInFlight)
     return "warpgroup MMA needs at least " +
            std::to_string(2 + kWgmmaInFlight) + " stages";
@@ -285,9 +297,12 @@ public:
   /// The kernel body; `as` and `bs` are the [stages, block rows or columns,
   /// step] shared tiles. The result goes to C, or with an epilogue to its
   /// output; `operands` are [M, N] views of the epilogue's operands (null
-  /// for C's sums), its output last.
-  void build(gpu::LaunchOp launch, Value as, Value bs,
-             ArrayRef<Value> operands);
+  /// for C's sums), its output last. With TMA, `barriers` are the stages'
+  /// barrier objects (i64), `aMap` and `bMap` A's and B's tensor maps
+  /// (pointers to global memory).
+  void build(gpu::LaunchOp launch, Value as, Value bs, ArrayRef<Value> operands,
+             Value barriers = nullptr, Value aMap = nullptr,
+             Value bMap = nullptr);
 
 private:
   /// Copies step `step` (K columns [step·t.step, (step + 1)·t.step)) of the
@@ -297,6 +312,11 @@ private:
   /// The same for one operand: `count` rows of `source` from `first`.
   void copyRows(Value tiles, Value source, Value first, Value last,
                 int64_t count, Value stage, Value k0);
+  /// TMA: one thread's loads of step `step` into stage `stage`, and the
+  /// stage's barrier told to expect their bytes.
+  void loadStep(Value stage, Value step);
+  /// TMA: waits until step `step`'s loads into stage `stage` have landed.
+  void waitForStep(Value stage, Value step);
   /// The swizzled chunk of shared row `row` where chunk `chunk` is stored.
   Value swizzle(Value chunk, Value row) {
     return xorIndex(chunk, rem(div(row, t.rowsPerLine()), t.chunks()));
@@ -315,8 +335,8 @@ private:
 
   const Projection &p;
   const Tiling &t;
-  Value tid, firstRow, firstColumn, rows, columns, lastRow, lastColumn, as,
-      bs;
+  Value tid, firstRow, firstColumn, rows, columns, lastRow, lastColumn, as, bs,
+      barriers, aMap, bMap;
   // Per lane: where its ldmatrix matrices start (mma.sync), and its unit's
   // (warp's or warpgroup's) first row and column in the block's tile.
   Value aRow, aXor, bRow, bXor, unitRow, unitColumn;
@@ -349,6 +369,22 @@ void MatmulKernelBuilder::copyRows(Value tiles, Value source, Value first,
     copy16Bytes(tiles, {stage, row, column}, source,
                 {min(add(first, row), last), sourceColumn}, sourceElements);
   }
+}
+
+void MatmulKernelBuilder::loadStep(Value stage, Value step) {
+  Value barrier = barrierPointer(barriers, stage);
+  arriveExpectingBytes(barrier, t.stageBytes());
+  // Boxes at (K's column, the block's first row).
+  Value k0 = mul(step, t.step);
+  loadBox(aMap, {k0, firstRow}, as, mul(stage, t.blockRows * t.step * 2),
+          barrier);
+  loadBox(bMap, {k0, firstColumn}, bs, mul(stage, t.blockColumns * t.step * 2),
+          barrier);
+}
+
+void MatmulKernelBuilder::waitForStep(Value stage, Value step) {
+  // A stage's n-th use is step n · stages + stage.
+  waitForPhase(barrierPointer(barriers, stage), rem(div(step, t.stages), 2));
 }
 
 void MatmulKernelBuilder::warpStep(Value stage, SmallVectorImpl<Value> &acc) {
@@ -423,9 +459,14 @@ void MatmulKernelBuilder::warpgroupStep(Value stage,
 }
 
 void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
-                                Value bTiles, ArrayRef<Value> operands) {
+                                Value bTiles, ArrayRef<Value> operands,
+                                Value stageBarriers, Value aTensorMap,
+                                Value bTensorMap) {
   as = aTiles;
   bs = bTiles;
+  barriers = stageBarriers;
+  aMap = aTensorMap;
+  bMap = bTensorMap;
   tid = launch.getThreadIds().x;
   Value warp = div(tid, 32), lane = rem(tid, 32);
   Value unit = t.warpgroups ? div(tid, 128) : warp;
@@ -465,12 +506,24 @@ void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
   // refilled right after the products that read it); with wgmma, stages - 2,
   // as a step's products may still run while the next step is issued.
   int64_t lead = t.stages - 1 - (t.warpgroups ? kWgmmaInFlight : 0);
-  // Steps 0 .. lead - 1 in flight; one commit group per step, empty past
-  // the last step, so that waits count uniformly.
-  for (int64_t s = 0; s < lead; ++s) {
-    if (s < steps)
-      copyStep(index(s), index(s));
-    NVVM::CpAsyncCommitGroupOp::create(b, loc);
+  // With TMA, thread 0 issues every load.
+  if (t.tma) {
+    // Each stage's barrier object waits for one arrival (the issuing
+    // thread's) and its loads' bytes; initialized before any thread uses it.
+    onFirstThread(tid, [&] { initBarriers(barriers, t.stages); });
+    gpu::BarrierOp::create(b, loc);
+    onFirstThread(tid, [&] {
+      for (int64_t s = 0; s < std::min(lead, steps); ++s)
+        loadStep(index(s), index(s));
+    });
+  } else {
+    // Steps 0 .. lead - 1 in flight; one commit group per step, empty past
+    // the last step, so that waits count uniformly.
+    for (int64_t s = 0; s < lead; ++s) {
+      if (s < steps)
+        copyStep(index(s), index(s));
+      NVVM::CpAsyncCommitGroupOp::create(b, loc);
+    }
   }
 
   // Lane addresses of the ldmatrix matrices: A tiles are rows +0/+8 then
@@ -526,19 +579,30 @@ void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
   auto loop = scf::ForOp::create(
       b, loc, index(0), index(steps), index(1), init,
       [&](OpBuilder &, Location, Value step, ValueRange state) {
+        SmallVector<Value> acc(state.begin(), state.end());
+        if (t.tma) {
+          Value stage = rem(step, t.stages);
+          Value next = add(step, lead);
+          Value more = cmp(arith::CmpIPredicate::slt, next, index(steps));
+          // Every warpgroup is past the products that read the stage
+          // refilled next; then this step's tiles have landed.
+          gpu::BarrierOp::create(b, loc);
+          onFirstThread(tid, [&] {
+            auto load = scf::IfOp::create(b, loc, more);
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(load.thenBlock());
+            loadStep(rem(next, t.stages), next);
+          });
+          waitForStep(stage, step);
+          warpgroupStep(stage, acc);
+          scf::YieldOp::create(b, loc, acc);
+          return;
+        }
         // This step has landed, and every warp is past the products that
         // read the stage refilled next.
         NVVM::CpAsyncWaitGroupOp::create(b, loc, lead - 1);
-        if (t.warpgroups) {
-          // wgmma reads shared memory through the async proxy; cp.async
-          // wrote it through the generic one.
-          NVVM::FenceProxyOp::create(
-              b, loc,
-              NVVM::ProxyKindAttr::get(b.getContext(),
-                                       NVVM::ProxyKind::async_shared),
-              NVVM::SharedSpaceAttr::get(b.getContext(),
-                                         NVVM::SharedSpace::shared_cta));
-        }
+        if (t.warpgroups)
+          fenceAsyncProxy();
         gpu::BarrierOp::create(b, loc);
         Value next = add(step, lead);
         auto more = scf::IfOp::create(
@@ -551,7 +615,6 @@ void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
         NVVM::CpAsyncCommitGroupOp::create(b, loc);
 
         Value stage = rem(step, t.stages);
-        SmallVector<Value> acc(state.begin(), state.end());
         if (t.warpgroups)
           warpgroupStep(stage, acc);
         else
@@ -631,6 +694,11 @@ void launchKernel(IRRewriter &rewriter, Projection p, const Tiling &t,
           arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ugt,
                                 rows, constant(fewRows)),
           blocks, zero);
+    Value aMap, bMap;
+    if (t.tma) {
+      aMap = createTensorMap(rewriter, loc, p.a, {t.blockRows, t.step});
+      bMap = createTensorMap(rewriter, loc, p.b, {t.blockColumns, t.step});
+    }
     OpBuilder::InsertionGuard guard(rewriter);
     gpu::LaunchOp launch;
     Value shared;
@@ -642,7 +710,12 @@ void launchKernel(IRRewriter &rewriter, Projection p, const Tiling &t,
     };
     Value as = tiles(t.blockRows, 0);
     Value bs = tiles(t.blockColumns, t.stages * t.blockRows * t.step * 2);
-    MatmulKernelBuilder(rewriter, loc, p, t).build(launch, as, bs, operands);
+    Value barriers;
+    if (t.tma)
+      barriers = sharedView(rewriter, loc, shared, {t.stages},
+                            rewriter.getI64Type(), t.stages * t.stageBytes());
+    MatmulKernelBuilder(rewriter, loc, p, t)
+        .build(launch, as, bs, operands, barriers, aMap, bMap);
   }
   if (fewRows > 0 && (dynamicRows || staticRows <= fewRows)) {
     // Rows in [1, fewRows]: rows - 1 < fewRows, unsigned.
@@ -682,6 +755,11 @@ struct TfmGPUTensorCoreMatmulPass
   void runOnOperation() override {
     std::optional<Tiling> chosen;
     bool warpgroups = warpgroupMma;
+    if (tma && !warpgroups) {
+      getOperation().emitError(
+          "tfm-gpu-tensor-core-matmul: tma needs warpgroup-mma");
+      return signalPassFailure();
+    }
     if (!tile.empty()) {
       if (tile.size() != 6) {
         getOperation().emitError(
@@ -690,8 +768,8 @@ struct TfmGPUTensorCoreMatmulPass
             << tile.size();
         return signalPassFailure();
       }
-      chosen = Tiling{tile[0], tile[1], tile[2], tile[3],
-                      tile[4], tile[5], warpgroups};
+      chosen = Tiling{tile[0], tile[1], tile[2],    tile[3],
+                      tile[4], tile[5], warpgroups, tma};
       if (std::string why = checkTiling(*chosen); !why.empty()) {
         getOperation().emitError("tfm-gpu-tensor-core-matmul: tile ")
             << llvm::join(llvm::map_range(
@@ -715,9 +793,9 @@ struct TfmGPUTensorCoreMatmulPass
     IRRewriter rewriter(&getContext());
     for (Projection &p : projections) {
       int64_t columns = cast<MemRefType>(p.c.getType()).getDimSize(1);
-      launchKernel(rewriter, p,
-                   chosen ? *chosen : defaultTiling(columns, warpgroups),
-                   fewRows);
+      Tiling t = chosen ? *chosen : defaultTiling(columns, warpgroups);
+      t.tma = tma;
+      launchKernel(rewriter, p, t, fewRows);
     }
   }
 };

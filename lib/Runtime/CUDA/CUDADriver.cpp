@@ -52,6 +52,8 @@ LoadedDriver load() {
     return loaded;                                                            \
   }
 #include "CUDADriverFunctions.def"
+  driver.tensorMapEncodeTiled = reinterpret_cast<TensorMapEncodeTiled>(
+      dlsym(handle, "cuTensorMapEncodeTiled"));
   // (Not `describe`: that would wait for this load to finish.)
   auto fail = [&](const char *what, CUresult result) {
     loaded.error = std::string(what) + " failed: " + resultText(driver, result);

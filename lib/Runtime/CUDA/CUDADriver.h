@@ -37,9 +37,22 @@ constexpr int kFuncMaxDynamicSharedBytes = 8;
 constexpr int kMemPoolReleaseThreshold = 4;
 
 /// The driver's functions, all non-null once `driver()` succeeded.
+/// cuTensorMapEncodeTiled's parameters: a map's 128 bytes, then its data
+/// type, rank, global address, sizes, byte strides (all but the innermost),
+/// box sizes, element strides, interleave, swizzle, L2 promotion and
+/// out-of-bounds fill (innermost dimension first).
+using TensorMapEncodeTiled = CUresult (*)(void *, int, unsigned, void *,
+                                          const unsigned long long *,
+                                          const unsigned long long *,
+                                          const unsigned *, const unsigned *,
+                                          int, int, int, int);
+
 struct Driver {
 #define TFM_CUDA_FUNCTION(name, symbol, ...) CUresult (*name)(__VA_ARGS__);
 #include "CUDADriverFunctions.def"
+  /// Null where the driver predates CUDA 12 (and TMA): only kernels that
+  /// load tiles through tensor maps need it.
+  TensorMapEncodeTiled tensorMapEncodeTiled = nullptr;
   CUdevice device = 0;
   /// The device's primary context, current on every thread that calls
   /// `makeCurrent`.

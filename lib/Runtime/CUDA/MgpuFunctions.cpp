@@ -337,6 +337,117 @@ void mgpuMemset16(void *destination, unsigned short value, size_t count,
          reinterpret_cast<CUdeviceptr>(destination), value, count, stream);
 }
 
+/// A tensor map for TMA loads (`nvgpu.tma.create.descriptor`) of the
+/// memref `descriptor` of rank `rank`, in tiles of `box` (outermost size
+/// first), as a pointer to its 128 bytes in device memory (what
+/// cp.async.bulk.tensor names). `dataType`, `interleave`, `swizzle`,
+/// `l2Promotion` and `oobFill` are the driver's CUtensorMap* enums. Null
+/// when the memref is empty (no kernel reads it then) or on failure.
+void *mgpuTensorMapEncodeTiledMemref(int64_t rank, void *descriptor,
+                                     int64_t dataType, int64_t interleave,
+                                     int64_t swizzle, int64_t l2Promotion,
+                                     int64_t oobFill, const int64_t *box) {
+  const Driver *cuda = currentDriver();
+  if (!cuda || failed())
+    return nullptr;
+  if (!cuda->tensorMapEncodeTiled) {
+    fail("the CUDA driver lacks cuTensorMapEncodeTiled (TMA loads need a "
+         "driver for CUDA 12 or newer)");
+    return nullptr;
+  }
+  // Bytes of an element of each CUtensorMapDataType.
+  static constexpr int64_t kElementBytes[] = {1, 2, 4, 4, 8, 8, 2,
+                                              4, 8, 2, 4, 4, 4};
+  if (rank < 1 || rank > 5 || dataType < 0 || dataType > 12) {
+    fail("a tensor map of rank " + std::to_string(rank) + " and data type " +
+         std::to_string(dataType) + " is not one TMA has");
+    return nullptr;
+  }
+  int64_t elementBytes = kElementBytes[dataType];
+  // A ranked memref descriptor: allocated and aligned pointers, offset,
+  // sizes, strides.
+  struct Header {
+    void *allocated;
+    char *aligned;
+    int64_t offset;
+  };
+  const auto *header = static_cast<const Header *>(descriptor);
+  const auto *sizes = reinterpret_cast<const int64_t *>(header + 1);
+  const int64_t *strides = sizes + rank;
+  std::string shape;
+  for (int64_t i = 0; i < rank; ++i) {
+    shape += (i ? "x" : "") + std::to_string(sizes[i]);
+    if (sizes[i] == 0)
+      return nullptr;
+  }
+  if (strides[rank - 1] != 1) {
+    fail("a tensor map of a " + shape +
+         " memref whose innermost stride is not 1");
+    return nullptr;
+  }
+  char *address = header->aligned + header->offset * elementBytes;
+  // Each map encoded and put in device memory once: a kernel's maps are the
+  // same from call to call (its buffers come back from the pool at the same
+  // addresses), so a call only looks them up. Uploaded with the context
+  // synchronized, so that no stream launches a kernel before its map has
+  // landed; all dropped when there are many.
+  std::vector<int64_t> key = {reinterpret_cast<int64_t>(address),
+                              rank,
+                              dataType,
+                              interleave,
+                              swizzle,
+                              l2Promotion,
+                              oobFill};
+  key.insert(key.end(), sizes, sizes + 2 * rank);
+  key.insert(key.end(), box, box + rank);
+  static std::mutex mutex;
+  static std::map<std::vector<int64_t>, CUdeviceptr> uploaded;
+  constexpr size_t kMaxUploaded = 4096;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = uploaded.find(key);
+  if (found != uploaded.end())
+    return reinterpret_cast<void *>(found->second);
+
+  // The driver's order: innermost first.
+  unsigned long long globalSizes[5], globalStrides[4];
+  unsigned boxSizes[5], elementStrides[5];
+  for (int64_t i = 0; i < rank; ++i) {
+    globalSizes[i] = sizes[rank - 1 - i];
+    boxSizes[i] = unsigned(box[rank - 1 - i]);
+    elementStrides[i] = 1;
+    if (i + 1 < rank)
+      globalStrides[i] = strides[rank - 2 - i] * elementBytes;
+  }
+  alignas(64) unsigned long long map[16] = {};
+  if (CUresult result = cuda->tensorMapEncodeTiled(
+          map, int(dataType), unsigned(rank), address, globalSizes,
+          globalStrides, boxSizes, elementStrides, int(interleave),
+          int(swizzle), int(l2Promotion), int(oobFill))) {
+    fail(describe(("cuTensorMapEncodeTiled of a " + shape + " memref").c_str(),
+                  result));
+    return nullptr;
+  }
+  if (uploaded.size() >= kMaxUploaded) {
+    if (!call("cuCtxSynchronize", cuda->ctxSynchronize))
+      return nullptr;
+    for (auto &[unused, pointer] : uploaded)
+      cuda->memFree(pointer);
+    uploaded.clear();
+  }
+  CUdeviceptr pointer = 0;
+  if (!call("cuMemAlloc of a tensor map", cuda->memAlloc, &pointer,
+            sizeof(map)))
+    return nullptr;
+  if (!call("cuMemcpyHtoD of a tensor map", cuda->memcpyHtoD, pointer,
+            static_cast<const void *>(map), sizeof(map)) ||
+      !call("cuCtxSynchronize", cuda->ctxSynchronize)) {
+    cuda->memFree(pointer);
+    return nullptr;
+  }
+  uploaded.emplace(std::move(key), pointer);
+  return reinterpret_cast<void *>(pointer);
+}
+
 /// Called by each entry point's wrapper when the entry point returns: -1
 /// if the call failed on the device (and why, for tfm_device_error), else
 /// 0. Clears the failure for the next call.

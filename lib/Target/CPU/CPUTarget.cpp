@@ -146,6 +146,12 @@ mlir::tfm::createCPUTarget(const TargetOptions &options) {
   if (options.gpuAttentionWgmmaOverlap)
     return llvm::createStringError(
         "--gpu-attention-wgmma-overlap is an option of --target=cuda");
+  if (options.gpuAttentionTma)
+    return llvm::createStringError(
+        "--gpu-attention-tma is an option of --target=cuda");
+  if (options.gpuMatmulTma)
+    return llvm::createStringError(
+        "--gpu-matmul-tma is an option of --target=cuda");
   auto machine = createHostTargetMachine(options.cpu, options.features,
                                          options.optLevel);
   if (!machine)

@@ -100,9 +100,12 @@ public:
     if (options.gpuAttentionWarpRows)
       pipeline.attentionWarpRows = options.gpuAttentionWarpRows;
     pipeline.attentionSplitKV = options.gpuAttentionSplitKV;
-    pipeline.attentionWarpgroupMma =
-        options.gpuAttentionWgmma || options.gpuAttentionWgmmaOverlap;
+    pipeline.attentionWarpgroupMma = options.gpuAttentionWgmma ||
+                                     options.gpuAttentionWgmmaOverlap ||
+                                     options.gpuAttentionTma;
+    pipeline.attentionTma = options.gpuAttentionTma;
     pipeline.attentionWarpgroupOverlap = options.gpuAttentionWgmmaOverlap;
+    pipeline.matmulTma = options.gpuMatmulTma;
     if (options.gpuFewRows >= 0)
       pipeline.matmulFewRows = options.gpuFewRows;
     pipeline.chip = chip.str();
@@ -317,8 +320,14 @@ mlir::tfm::createCUDATarget(const TargetOptions &options) {
       });
   StringRef wgmmaFlag = options.gpuAttentionWgmmaOverlap
                             ? "--gpu-attention-wgmma-overlap"
-                            : "--gpu-attention-wgmma";
-  bool wgmma = options.gpuAttentionWgmma || options.gpuAttentionWgmmaOverlap;
+                        : options.gpuAttentionTma ? "--gpu-attention-tma"
+                                                  : "--gpu-attention-wgmma";
+  bool wgmma = options.gpuAttentionWgmma || options.gpuAttentionWgmmaOverlap ||
+               options.gpuAttentionTma;
+  if (options.gpuAttentionTma && options.gpuAttentionWgmmaOverlap)
+    return llvm::createStringError(
+        "--gpu-attention-tma loads the tiles of --gpu-attention-wgmma; it "
+        "does not take --gpu-attention-wgmma-overlap");
   if (wgmma && chip != "sm_90a")
     return llvm::createStringError(wgmmaFlag +
                                    " needs --gpu-arch=sm_90a (wgmma), not " +
@@ -328,6 +337,10 @@ mlir::tfm::createCUDATarget(const TargetOptions &options) {
         wgmmaFlag +
         " takes 16 rows a warp (a warpgroup's 64 rows), not "
         "--gpu-attention-warp-rows=32");
+  if (options.gpuMatmulTma && chip != "sm_90a")
+    return llvm::createStringError(
+        "--gpu-matmul-tma needs --gpu-arch=sm_90a (TMA feeds wgmma), not " +
+        chip);
   if (architecture == std::end(kArchitectures)) {
     SmallVector<StringRef> names;
     for (const auto &known : kArchitectures)

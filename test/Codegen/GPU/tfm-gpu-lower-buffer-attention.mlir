@@ -7,6 +7,9 @@
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true warp-rows=32}))" 2>&1 | FileCheck %s --check-prefix=WG32
 // RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true warpgroup-overlap=true}))" --verify-diagnostics | FileCheck %s --check-prefix=OVERLAP
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-overlap=true}))" 2>&1 | FileCheck %s --check-prefix=OVERLAP-ALONE
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true tma=true}))" --verify-diagnostics | FileCheck %s --check-prefix=TMA
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{tma=true}))" 2>&1 | FileCheck %s --check-prefix=TMA-ALONE
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true warpgroup-overlap=true tma=true}))" 2>&1 | FileCheck %s --check-prefix=TMA-ALONE
 
 // The kernel of a causal GQA attention with kv lengths, with no host branch
 // around it (an empty grid is the runtime's to skip); blocks of 256 threads over (query tiles of 128, heads,
@@ -16,6 +19,54 @@
 // multiplies on tensor cores through ldmatrix, masks only the tiles the
 // mask cuts, and keeps the softmax state in registers; the result stored
 // as pairs.
+// TMA-ALONE: error: tfm-gpu-lower-buffer-attention: tma takes warpgroup-mma without warpgroup-overlap
+
+// With warpgroup MMA and TMA loads, the host makes tensor maps of K and V in
+// boxes of 1x1x64x64 (128-byte swizzle, zeros outside), which the kernel
+// takes as pointers; two barrier objects follow the tiles (16384 + 16
+// bytes). Thread 0 initializes them, then loads the first K tile (8192
+// bytes expected, one box at (0, first key, KV head, batch)). Per tile,
+// after a block barrier thread 0 loads V and every thread waits for K
+// (parity: the tile's index mod 2), QKᵀ; after another barrier thread 0
+// loads the next K, every thread waits for V, and in a tile the kv length
+// cuts, V's rows past it are zeroed and fenced before P·V; no cp.async.
+// TMA-LABEL: func.func @kernel
+// TMA-SAME: (%[[Q:.*]]: memref<?x8x?x64xbf16>, %[[K:.*]]: memref<?x2x?x64xbf16>, %[[V:.*]]: memref<?x2x?x64xbf16>
+// TMA: %[[KU:.*]] = memref.cast %[[K]] : memref<?x2x?x64xbf16> to memref<*xbf16>
+// TMA: %[[KMAP:.*]] = nvgpu.tma.create.descriptor %[[KU]] box[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<*xbf16> -> <tensor = memref<1x1x64x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = l2promo_256b, oob = zero, interleave = none>
+// TMA: %[[KPTR:.*]] = builtin.unrealized_conversion_cast %[[KMAP]]
+// TMA: %[[VU:.*]] = memref.cast %[[V]]
+// TMA: %[[VMAP:.*]] = nvgpu.tma.create.descriptor %[[VU]]
+// TMA: %[[VPTR:.*]] = builtin.unrealized_conversion_cast %[[VMAP]]
+// TMA: gpu.launch {{.*}} dynamic_shared_memory_size %c16400_i32
+// TMA: %[[VS:.*]] = memref.view {{.*}}[%c8192][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<1x64x64xbf16, #gpu.address_space<workgroup>>
+// TMA: memref.view {{.*}}[%c16384][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2xi64, #gpu.address_space<workgroup>>
+// TMA-COUNT-2: nvvm.mbarrier.init
+// TMA: nvvm.fence.mbarrier.init
+// TMA: gpu.barrier
+// TMA: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c8192_i32
+// TMA: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[KPTR]], %{{.*}}, box[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : !llvm.ptr<7>, !llvm.ptr
+// TMA: scf.for
+// TMA-NOT: nvgpu.device_async_copy
+// TMA: gpu.barrier
+// TMA: nvvm.mbarrier.arrive.expect_tx
+// TMA: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[VPTR]]
+// TMA: nvvm.mbarrier.try_wait.parity
+// TMA: nvvm.wgmma.fence.aligned
+// TMA: nvvm.wgmma.wait.group.sync.aligned 0
+// TMA: gpu.barrier
+// TMA: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[KPTR]]
+// TMA: nvvm.mbarrier.try_wait.parity
+// TMA: scf.if
+// TMA: vector.store %{{.*}}, %[[VS]]
+// TMA: vector.store %{{.*}}, %[[VS]]
+// TMA: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// TMA-NEXT: gpu.barrier
+// TMA: nvvm.wgmma.fence.aligned
+// TMA: nvvm.wgmma.wait.group.sync.aligned 0
+// TMA-NOT: nvgpu.device_async_copy
+// TMA: return
+
 // CHECK-LABEL: func.func @kernel
 // CHECK-SAME: (%[[Q:.*]]: memref<?x8x?x64xbf16>, %[[K:.*]]: memref<?x2x?x64xbf16>, %[[V:.*]]: memref<?x2x?x64xbf16>, %[[L:.*]]: memref<?xi32>, %[[O:.*]]: memref<?x8x?x64xbf16>)
 // CHECK: %[[B:.*]] = memref.dim %[[Q]], %c0

@@ -2,6 +2,9 @@
 // RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{tile=64,128,64,3,32,64}))" | FileCheck %s --check-prefix=TILE
 // RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true}))" | FileCheck %s --check-prefix=WGMMA
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tile=128,128,64,2,64,128}))" 2>&1 | FileCheck %s --check-prefix=WGMMA-STAGES
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true}))" | FileCheck %s --check-prefix=TMA
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{tma=true}))" 2>&1 | FileCheck %s --check-prefix=TMA-MMA
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true tile=64,512,64,3,64,256}))" 2>&1 | FileCheck %s --check-prefix=TMA-BOX
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{tile=128,128,48,3,64,64}))" 2>&1 | FileCheck %s --check-prefix=STEP
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{tile=256,256,64,4,64,64}))" 2>&1 | FileCheck %s --check-prefix=SMEM
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{tile=128,128,32}))" 2>&1 | FileCheck %s --check-prefix=COUNT
@@ -10,6 +13,8 @@
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{few-rows=17}))" 2>&1 | FileCheck %s --check-prefix=FEW17
 
 // WGMMA-STAGES: tile 128,128,64,2,64,128 cannot tile a kernel: warpgroup MMA needs at least 3 stages
+// TMA-MMA: error: tfm-gpu-tensor-core-matmul: tma needs warpgroup-mma
+// TMA-BOX: tile 64,512,64,3,64,256 cannot tile a kernel: a TMA load brings at most 256 rows of A or B
 // STEP: error: tfm-gpu-tensor-core-matmul: tile 128,128,48,3,64,64 cannot tile a kernel: its step must be 32 or 64
 // SMEM: tile 256,256,64,4,64,64 cannot tile a kernel: its stages need 262144 bytes of shared memory, more than a block has (166912)
 // COUNT: error: tfm-gpu-tensor-core-matmul: tile takes 6 numbers (block rows, block columns, step, stages, warp rows, warp columns), not 3
@@ -115,6 +120,48 @@
 // WGMMA:   nvvm.wgmma.wait.group.sync.aligned 1
 // WGMMA: nvvm.wgmma.wait.group.sync.aligned 0
 // WGMMA: vector.store
+
+// With TMA too: the host makes a tensor map of X in 64x64 boxes and one of
+// W in 128x64 boxes (128-byte swizzle, zeros outside), which the kernel
+// takes as pointers; 4 barrier objects follow the stages (98304 + 32
+// bytes). Thread 0 initializes them, then issues steps 0 and 1: each
+// stage's barrier expects 24576 bytes, and two TMA loads bring X's and
+// W's tiles at (k, first row). In the loop, after a block barrier, thread
+// 0 issues step + 2, every thread waits on this step's barrier (parity
+// step / 4 mod 2), and the warpgroup's products run; no cp.async.
+// TMA-LABEL: func.func @projection
+// TMA-SAME: (%[[X:.*]]: memref<?x256xbf16>, %[[W:.*]]: memref<100x256xbf16>
+// TMA: %[[XU:.*]] = memref.cast %[[X]] : memref<?x256xbf16> to memref<*xbf16>
+// TMA: %[[XMAP:.*]] = nvgpu.tma.create.descriptor %[[XU]] box[%{{.*}}, %{{.*}}] : memref<*xbf16> -> <tensor = memref<64x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = l2promo_256b, oob = zero, interleave = none>
+// TMA: %[[XPTR:.*]] = builtin.unrealized_conversion_cast %[[XMAP]] : {{.*}} to !llvm.ptr
+// TMA: %[[WU:.*]] = memref.cast %[[W]] : memref<100x256xbf16> to memref<*xbf16>
+// TMA: %[[WMAP:.*]] = nvgpu.tma.create.descriptor %[[WU]] box[%{{.*}}, %{{.*}}] : memref<*xbf16> -> <tensor = memref<128x64xbf16, #gpu.address_space<workgroup>>
+// TMA: %[[WPTR:.*]] = builtin.unrealized_conversion_cast %[[WMAP]] : {{.*}} to !llvm.ptr
+// TMA: gpu.launch {{.*}} dynamic_shared_memory_size %c98336_i32
+// TMA: memref.view {{.*}}[%c98304{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<4xi64, #gpu.address_space<workgroup>>
+// TMA: scf.if
+// TMA-COUNT-4: nvvm.mbarrier.init %{{.*}}, %c1_i32
+// TMA: nvvm.fence.mbarrier.init
+// TMA: gpu.barrier
+// TMA: scf.if
+// TMA: nvvm.mbarrier.arrive.expect_tx %[[BAR:.*]], %c24576_i32
+// TMA: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[XPTR]], %[[BAR]], box[%{{.*}}, %{{.*}}] : !llvm.ptr<7>, !llvm.ptr
+// TMA: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[WPTR]], %[[BAR]], box[%{{.*}}, %{{.*}}] : !llvm.ptr<7>, !llvm.ptr
+// TMA: nvvm.mbarrier.arrive.expect_tx
+// TMA-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// TMA: scf.for
+// TMA-NOT: nvgpu.device_async_copy
+// TMA:   gpu.barrier
+// TMA:   scf.if
+// TMA:     scf.if
+// TMA:       nvvm.mbarrier.arrive.expect_tx
+// TMA-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// TMA:   nvvm.mbarrier.try_wait.parity
+// TMA:   nvvm.wgmma.fence.aligned
+// TMA-COUNT-4: nvvm.wgmma.mma_async
+// TMA:   nvvm.wgmma.wait.group.sync.aligned 1
+// TMA: nvvm.wgmma.wait.group.sync.aligned 0
+// TMA: vector.store
 func.func @projection(%x: memref<?x256xbf16>, %w: memref<100x256xbf16>, %c: memref<?x100xf32>) {
   %zero = arith.constant 0.0 : f32
   linalg.fill ins(%zero : f32) outs(%c : memref<?x100xf32>)
