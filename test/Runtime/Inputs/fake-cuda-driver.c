@@ -1,0 +1,200 @@
+// A stand-in for libcuda.so.1 on machines without a GPU, for tests of
+// what the host side of a --target=cuda library asks of the driver: one
+// device whose memory is host memory, kernels that launch and do nothing,
+// and cuTensorMapEncodeTiled printing what it was given (to stderr,
+// innermost dimension first, as the driver takes it).
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int CUresult;
+typedef unsigned long long CUdeviceptr;
+
+CUresult cuInit(unsigned flags) {
+  (void)flags;
+  return 0;
+}
+CUresult cuGetErrorName(CUresult result, const char **name) {
+  (void)result;
+  *name = "FAKE_ERROR";
+  return 0;
+}
+CUresult cuGetErrorString(CUresult result, const char **text) {
+  (void)result;
+  *text = "an error of the fake driver";
+  return 0;
+}
+CUresult cuDeviceGetCount(int *count) {
+  *count = 1;
+  return 0;
+}
+CUresult cuDeviceGet(int *device, int ordinal) {
+  *device = ordinal;
+  return 0;
+}
+// Handles the runtime only passes back: any distinct non-null pointers.
+static char handle[4];
+CUresult cuDevicePrimaryCtxRetain(void **context, int device) {
+  (void)device;
+  *context = &handle[0];
+  return 0;
+}
+CUresult cuCtxSetCurrent(void *context) {
+  (void)context;
+  return 0;
+}
+CUresult cuCtxSynchronize(void) { return 0; }
+CUresult cuModuleLoadDataEx(void **module, const void *image, unsigned count,
+                            int *options, void **values) {
+  (void)image, (void)count, (void)options, (void)values;
+  *module = &handle[1];
+  return 0;
+}
+CUresult cuModuleUnload(void *module) {
+  (void)module;
+  return 0;
+}
+CUresult cuModuleGetFunction(void **function, void *module, const char *name) {
+  (void)module, (void)name;
+  *function = &handle[2];
+  return 0;
+}
+CUresult cuFuncSetAttribute(void *function, int attribute, int value) {
+  (void)function, (void)attribute, (void)value;
+  return 0;
+}
+CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz,
+                        unsigned bx, unsigned by, unsigned bz, unsigned shared,
+                        void *stream, void **params, void **extra) {
+  (void)function, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz;
+  (void)shared, (void)stream, (void)params, (void)extra;
+  return 0;
+}
+CUresult cuStreamCreate(void **stream, unsigned flags) {
+  (void)flags;
+  *stream = &handle[3];
+  return 0;
+}
+CUresult cuStreamDestroy_v2(void *stream) {
+  (void)stream;
+  return 0;
+}
+CUresult cuStreamSynchronize(void *stream) {
+  (void)stream;
+  return 0;
+}
+CUresult cuStreamWaitEvent(void *stream, void *event, unsigned flags) {
+  (void)stream, (void)event, (void)flags;
+  return 0;
+}
+CUresult cuEventCreate(void **event, unsigned flags) {
+  (void)flags;
+  *event = malloc(1);
+  return 0;
+}
+CUresult cuEventDestroy_v2(void *event) {
+  free(event);
+  return 0;
+}
+CUresult cuEventRecord(void *event, void *stream) {
+  (void)event, (void)stream;
+  return 0;
+}
+CUresult cuEventSynchronize(void *event) {
+  (void)event;
+  return 0;
+}
+CUresult cuEventElapsedTime(float *ms, void *start, void *end) {
+  (void)start, (void)end;
+  *ms = 0;
+  return 0;
+}
+CUresult cuMemAlloc_v2(CUdeviceptr *pointer, size_t bytes) {
+  *pointer = (CUdeviceptr)(uintptr_t)calloc(1, bytes ? bytes : 1);
+  return 0;
+}
+CUresult cuMemAllocAsync(CUdeviceptr *pointer, size_t bytes, void *stream) {
+  (void)stream;
+  return cuMemAlloc_v2(pointer, bytes);
+}
+CUresult cuMemAllocManaged(CUdeviceptr *pointer, size_t bytes, unsigned flags) {
+  (void)flags;
+  return cuMemAlloc_v2(pointer, bytes);
+}
+CUresult cuMemFree_v2(CUdeviceptr pointer) {
+  free((void *)(uintptr_t)pointer);
+  return 0;
+}
+CUresult cuMemFreeAsync(CUdeviceptr pointer, void *stream) {
+  (void)stream;
+  return cuMemFree_v2(pointer);
+}
+CUresult cuDeviceGetDefaultMemPool(void **pool, int device) {
+  (void)device;
+  *pool = &handle[0];
+  return 0;
+}
+CUresult cuMemPoolSetAttribute(void *pool, int attribute, void *value) {
+  (void)pool, (void)attribute, (void)value;
+  return 0;
+}
+CUresult cuMemcpyHtoD_v2(CUdeviceptr to, const void *from, size_t bytes) {
+  memcpy((void *)(uintptr_t)to, from, bytes);
+  return 0;
+}
+CUresult cuMemcpyDtoH_v2(void *to, CUdeviceptr from, size_t bytes) {
+  memcpy(to, (const void *)(uintptr_t)from, bytes);
+  return 0;
+}
+CUresult cuMemcpyAsync(CUdeviceptr to, CUdeviceptr from, size_t bytes,
+                       void *stream) {
+  (void)stream;
+  memcpy((void *)(uintptr_t)to, (const void *)(uintptr_t)from, bytes);
+  return 0;
+}
+CUresult cuMemsetD32Async(CUdeviceptr to, unsigned value, size_t count,
+                          void *stream) {
+  (void)stream;
+  for (size_t i = 0; i < count; ++i)
+    ((unsigned *)(uintptr_t)to)[i] = value;
+  return 0;
+}
+CUresult cuMemsetD16Async(CUdeviceptr to, unsigned short value, size_t count,
+                          void *stream) {
+  (void)stream;
+  for (size_t i = 0; i < count; ++i)
+    ((unsigned short *)(uintptr_t)to)[i] = value;
+  return 0;
+}
+
+static void printList(const char *name, const void *values, unsigned count,
+                      int wide) {
+  fprintf(stderr, " %s", name);
+  for (unsigned i = 0; i < count; ++i)
+    fprintf(stderr, "%s%llu", i ? "x" : " ",
+            wide ? ((const unsigned long long *)values)[i]
+                 : (unsigned long long)((const unsigned *)values)[i]);
+}
+
+// Prints its arguments (the address only modulo 16: its alignment); the
+// map is the address and zeros.
+CUresult cuTensorMapEncodeTiled(void *map, int type, unsigned rank,
+                                void *address, const unsigned long long *sizes,
+                                const unsigned long long *strides,
+                                const unsigned *box,
+                                const unsigned *elementStrides, int interleave,
+                                int swizzle, int l2Promotion, int oobFill) {
+  fprintf(stderr, "cuTensorMapEncodeTiled: type %d rank %u address%%16 %u",
+          type, rank, (unsigned)((uintptr_t)address % 16));
+  printList("sizes", sizes, rank, 1);
+  printList("strides", strides, rank - 1, 1);
+  printList("box", box, rank, 0);
+  printList("element-strides", elementStrides, rank, 0);
+  fprintf(stderr, " interleave %d swizzle %d l2 %d oob %d\n", interleave,
+          swizzle, l2Promotion, oobFill);
+  memset(map, 0, 128);
+  memcpy(map, &address, sizeof(address));
+  return 0;
+}
