@@ -45,7 +45,8 @@
                                   attention-wgmma-overlap.so, with the
                                   softmax overlapping P·V, and
                                   attention-tma.so, wgmma with K and V
-                                  loaded by TMA), each
+                                  loaded by TMA, and
+                                  attention-overlap-tma.so, both), each
                                   few-rows the
                                   model (model-few-rows-N.so, timed by
                                   `step` beside model.so); on sm_90a
@@ -126,9 +127,14 @@ def prepare(directory, tilings, warp_rows, few_rows, arch="sm_90a"):
             text, directory / f"attention-{rows}.so",
             flags=flags + [f"--gpu-attention-warp-rows={rows}"])
     if arch == "sm_90a":
-        for form in ("wgmma", "wgmma-overlap", "tma"):
+        forms = {"wgmma": ["--gpu-attention-wgmma"],
+                 "wgmma-overlap": ["--gpu-attention-wgmma-overlap"],
+                 "tma": ["--gpu-attention-tma"],
+                 "overlap-tma": ["--gpu-attention-wgmma-overlap",
+                                 "--gpu-attention-tma"]}
+        for form, form_flags in forms.items():
             compiler.compile_mlir(text, directory / f"attention-{form}.so",
-                                  flags=flags + [f"--gpu-attention-{form}"])
+                                  flags=flags + form_flags)
     text = "".join(decode_source(dim) for dim in DECODE_HEADS)
     compiler.compile_mlir(text, directory / "decode.so", flags=flags)
     compiler.compile_mlir(text, directory / "decode-split-kv.so",

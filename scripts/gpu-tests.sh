@@ -49,6 +49,7 @@ variants=(warp-rows-32:attention:--gpu-attention-warp-rows=32
           wgmma:attention:--gpu-attention-wgmma
           wgmma-overlap:attention:--gpu-attention-wgmma-overlap
           attention-tma:attention:--gpu-attention-tma
+          "overlap-tma:attention:--gpu-attention-wgmma-overlap --gpu-attention-tma"
           matmul-tma:projection:--gpu-matmul-tma)
 
 generation_model="$root/test/Integration/GPU/generation-bf16.json"

@@ -125,8 +125,9 @@ cl::opt<bool> gpuAttentionWgmmaOverlap(
     cl::init(false), cl::cat(category));
 cl::opt<bool> gpuAttentionTma(
     "gpu-attention-tma",
-    cl::desc("--gpu-attention-wgmma with the K and V tiles loaded by TMA "
-             "(one thread, tensor maps) instead of every thread's cp.async"),
+    cl::desc("--gpu-attention-wgmma (or -overlap) with the K and V tiles "
+             "loaded by TMA (one thread, tensor maps) instead of every "
+             "thread's cp.async"),
     cl::init(false), cl::cat(category));
 cl::opt<bool> gpuMatmulTma(
     "gpu-matmul-tma",

@@ -824,14 +824,15 @@ def TfmGPULowerBufferAttentionPass
     state; before the first tile it is zeros, against a zeroed V buffer;
     the last tile's P·V follows the loop.
 
-    With `tma` instead (and `warpgroup-mma`), K and V tiles are loaded by
-    TMA: the host makes a tensor map of K and of V (boxes of 64 keys by 64
-    columns, 128-byte swizzle, zeros past the cache), thread 0 issues a
-    box per panel of D, and a barrier object for K's tile and one for V's
-    (`mbarrier`, one phase per tile) tell every thread when they have
-    landed. A cache's rows between the kv length and the tile's end are
-    zeroed in V's tile once it lands (TMA reads them whole; a NaN there
-    would survive its probability of 0), then fenced for wgmma.
+    With `tma` (and `warpgroup-mma`, with or without `warpgroup-overlap`),
+    K and V tiles are loaded by TMA: the host makes a tensor map of K and
+    of V (boxes of 64 keys by 64 columns, 128-byte swizzle, zeros past the
+    cache), thread 0 issues a box per panel of D, and a barrier object per
+    K and V buffer (`mbarrier`, a phase per tile it holds) tells every
+    thread when a tile has landed. A cache's rows between the kv length
+    and the tile's end are zeroed in V's tile once it lands (TMA reads them
+    whole; a NaN there would survive its probability of 0), then fenced
+    for wgmma.
 
     Any other element type or head dim is an error.
   }];
@@ -848,8 +849,8 @@ def TfmGPULowerBufferAttentionPass
            "With warpgroup-mma: each tile's softmax while the last tile's "
            "P·V runs (K and V double-buffered)">,
     Option<"tma", "tma", "bool", /*default=*/"false",
-           "With warpgroup-mma (not warpgroup-overlap): K and V tiles "
-           "loaded by TMA through tensor maps the host makes">,
+           "With warpgroup-mma: K and V tiles loaded by TMA through "
+           "tensor maps the host makes">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",

@@ -111,9 +111,9 @@ struct RowSplit {
   /// double-buffered, each tile's QKᵀ issued together with the previous
   /// tile's P·V, and the tile's softmax run while that P·V does.
   bool overlap = false;
-  /// With warpgroups, not overlap: each K and V tile loaded by TMA (thread
-  /// 0 issues a box per 64 columns of D; a barrier object for K's and one
-  /// for V's), the rows of V past the kv length zeroed once they land.
+  /// With warpgroups: each K and V tile loaded by TMA (thread 0 issues a
+  /// box per 64 columns of D; a barrier object per K and V buffer), the
+  /// rows of V past the kv length zeroed once they land.
   bool tma = false;
 
   int64_t warps() const { return packed ? 1 : kRows / warpRows; }
@@ -121,12 +121,14 @@ struct RowSplit {
   int64_t threads() const { return 32 * warps(); }
   int64_t rowTiles() const { return warpRows / 16; }
   bool queryShared() const { return warpRows > 16 && headDim > 64; }
-  /// K and V tiles, then Q's if shared, then with TMA the two barrier
-  /// objects (8 bytes each).
+  /// K and V tiles (each double-buffered with overlap), then Q's if
+  /// shared, then with TMA a barrier object (8 bytes) per K and V buffer.
+  int64_t buffers() const { return overlap ? 2 : 1; }
   int64_t tileBytes() const { return kKeys * headDim * 2; }
   int64_t sharedBytes() const {
-    return (overlap ? 4 : 2) * tileBytes() +
-           (queryShared() ? blockRows() * headDim * 2 : 0) + (tma ? 16 : 0);
+    return 2 * buffers() * tileBytes() +
+           (queryShared() ? blockRows() * headDim * 2 : 0) +
+           (tma ? 2 * buffers() * 8 : 0);
   }
 };
 
@@ -175,13 +177,15 @@ private:
   void copyTile(Value source, Value head, Value first, Value limit,
                 Value tile, int64_t count = kKeys, Value buffer = nullptr);
   /// TMA: thread 0's loads of the 64 rows from `first` of KV head `head`
-  /// through `map` into the panels of `tile`, counted on `barrier`; rows
-  /// past the cache are zeros.
+  /// through `map` into the panels of `tile` (of its buffer `buffer` if
+  /// double-buffered), counted on `barrier`; rows past the cache are
+  /// zeros.
   void loadTileBoxes(Value map, Value head, Value first, Value tile,
-                     Value barrier);
-  /// Zeros in the rows of panelled `tile` from `firstRow` on, published to
-  /// wgmma (fenced, then the block's barrier).
-  void zeroRowsFrom(Value tile, Value firstRow);
+                     Value barrier, Value buffer = nullptr);
+  /// Zeros in the rows of panelled `tile` (its buffer `buffer` if
+  /// double-buffered) from `firstRow` on, published to wgmma (fenced, then
+  /// the block's barrier).
+  void zeroRowsFrom(Value tile, Value firstRow, Value buffer = nullptr);
   /// The ldmatrix.x4 registers whose lane reads row `row` (low 3 bits: the
   /// lane's) and chunk `chunkBase ^ laneXor` of a swizzled tile.
   SmallVector<Value> loadSwizzled(Value tile, Value row, int64_t chunkBase,
@@ -228,20 +232,23 @@ private:
   Value tid, lane, batch;
   // TMA: K's and V's barrier objects and tensor maps.
   Value barriers, kMap, vMap;
-  Value kBarrier() { return barrierPointer(barriers, index(0)); }
-  Value vBarrier() { return barrierPointer(barriers, index(1)); }
+  Value kBarrier(Value buffer) { return barrierPointer(barriers, buffer); }
+  Value vBarrier(Value buffer) {
+    return barrierPointer(barriers, add(buffer, split.buffers()));
+  }
 };
 
 void KernelBuilder::loadTileBoxes(Value map, Value head, Value first,
-                                  Value tile, Value barrier) {
+                                  Value tile, Value barrier, Value buffer) {
   arriveExpectingBytes(barrier, split.tileBytes());
+  Value start = buffer ? mul(buffer, split.tileBytes()) : index(0);
   // Boxes at (the panel's first column, the row, the head, the batch).
   for (int64_t panel = 0; panel < headDim / 64; ++panel)
     loadBox(map, {index(panel * 64), first, head, batch}, tile,
-            index(panel * kPanelBytes), barrier);
+            add(start, panel * kPanelBytes), barrier);
 }
 
-void KernelBuilder::zeroRowsFrom(Value tile, Value firstRow) {
+void KernelBuilder::zeroRowsFrom(Value tile, Value firstRow, Value buffer) {
   auto zeros = arith::ConstantOp::create(
       b, loc,
       DenseElementsAttr::get(VectorType::get({8}, element),
@@ -254,9 +261,10 @@ void KernelBuilder::zeroRowsFrom(Value tile, Value firstRow) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(past.thenBlock());
     // Every chunk of the row, in whatever order the swizzle keeps them.
-    vector::StoreOp::create(
-        b, loc, zeros, tile,
-        ValueRange{div(chunk, 8), row, mul(rem(chunk, 8), 8)});
+    SmallVector<Value> at = {div(chunk, 8), row, mul(rem(chunk, 8), 8)};
+    if (buffer)
+      at.insert(at.begin(), buffer);
+    vector::StoreOp::create(b, loc, zeros, tile, at);
   }
   fenceAsyncProxy();
   gpu::BarrierOp::create(b, loc);
@@ -469,7 +477,7 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
 
   // With TMA, thread 0 readies the barrier objects before anyone waits.
   if (split.tma) {
-    onFirstThread(tid, [&] { initBarriers(barriers, 2); });
+    onFirstThread(tid, [&] { initBarriers(barriers, 2 * split.buffers()); });
     gpu::BarrierOp::create(b, loc);
   }
   // K of the first tile (and the block's Q if shared), if any.
@@ -493,10 +501,21 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
             b, loc, zeros, vs,
             ValueRange{index(1), div(chunk, 8), row, mul(rem(chunk, 8), 8)});
       }
-      copyTile(k, kvHead, tileBegin, keyEnd, ks, kKeys, index(0));
+      if (split.tma) {
+        // For wgmma's reads once the loop's first barrier has published
+        // them.
+        fenceAsyncProxy();
+        onFirstThread(tid, [&] {
+          loadTileBoxes(kMap, kvHead, tileBegin, ks, kBarrier(index(0)),
+                        index(0));
+        });
+      } else {
+        copyTile(k, kvHead, tileBegin, keyEnd, ks, kKeys, index(0));
+      }
     } else if (split.tma) {
-      onFirstThread(
-          tid, [&] { loadTileBoxes(kMap, kvHead, tileBegin, ks, kBarrier()); });
+      onFirstThread(tid, [&] {
+        loadTileBoxes(kMap, kvHead, tileBegin, ks, kBarrier(index(0)));
+      });
     } else {
       copyTile(k, kvHead, tileBegin, keyEnd, ks);
     }
@@ -671,19 +690,42 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
     auto tiles = scf::ForOp::create(
         b, loc, tileBegin, tileLimit, index(kKeys), initial,
         [&](OpBuilder &, Location, Value tileStart, ValueRange state) {
-          Value current = rem(div(sub(tileStart, tileBegin), kKeys), 2);
+          Value tileIndex = div(sub(tileStart, tileBegin), kKeys);
+          Value current = rem(tileIndex, 2);
           Value other = sub(index(1), current);
           Value tileEnd = add(tileStart, kKeys);
           // K of this tile and V of the last have landed, and every
           // warpgroup is done with the tile before the last: its buffers
           // take V of this tile and K of the next.
-          waitForTiles();
-          copyTile(v, kvHead, tileStart, keyEnd, vs, kKeys, current);
-          auto more = scf::IfOp::create(
-              b, loc, cmp(arith::CmpIPredicate::slt, tileEnd, tileLimit));
-          {
+          auto more = [&] {
+            return cmp(arith::CmpIPredicate::slt, tileEnd, tileLimit);
+          };
+          if (split.tma) {
+            gpu::BarrierOp::create(b, loc);
+            onFirstThread(tid, [&] {
+              loadTileBoxes(vMap, kvHead, tileStart, vs, vBarrier(current),
+                            current);
+              auto next = scf::IfOp::create(b, loc, more());
+              OpBuilder::InsertionGuard guard(b);
+              b.setInsertionPointToStart(next.thenBlock());
+              loadTileBoxes(kMap, kvHead, tileEnd, ks, kBarrier(other), other);
+            });
+            // Buffer n mod 2 holds tiles n, n + 2, ...: tile n is its
+            // use n / 2. Before the first tile, "the last V" is the zeroed
+            // buffer, which no load fills.
+            waitForPhase(kBarrier(current), rem(div(tileIndex, 2), 2));
+            auto previous = scf::IfOp::create(
+                b, loc, cmp(arith::CmpIPredicate::ugt, tileIndex, index(0)));
             OpBuilder::InsertionGuard guard(b);
-            b.setInsertionPointToStart(more.thenBlock());
+            b.setInsertionPointToStart(previous.thenBlock());
+            waitForPhase(vBarrier(other),
+                         rem(div(sub(tileIndex, index(1)), 2), 2));
+          } else {
+            waitForTiles();
+            copyTile(v, kvHead, tileStart, keyEnd, vs, kKeys, current);
+            auto next = scf::IfOp::create(b, loc, more());
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(next.thenBlock());
             copyTile(k, kvHead, tileEnd, keyEnd, ks, kKeys, other);
           }
           SmallVector<Value> keyDescriptors =
@@ -741,10 +783,26 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
       b.setInsertionPointToStart(last.elseBlock());
       scf::YieldOp::create(b, loc, output);
       b.setInsertionPointToStart(last.thenBlock());
-      waitForTiles();
+      if (!split.tma)
+        waitForTiles();
       Value count = arith::CeilDivUIOp::create(
           b, loc, sub(tileLimit, tileBegin), index(kKeys));
-      Value buffer = rem(sub(count, index(1)), 2);
+      Value lastIndex = sub(count, index(1));
+      Value buffer = rem(lastIndex, 2);
+      if (split.tma) {
+        waitForPhase(vBarrier(buffer), rem(div(lastIndex, 2), 2));
+        // The rows of the last tile past the kv length (see the other
+        // loop).
+        if (lengths) {
+          Value lastStart = add(tileBegin, mul(lastIndex, kKeys));
+          auto cut = scf::IfOp::create(
+              b, loc,
+              cmp(arith::CmpIPredicate::sgt, add(lastStart, kKeys), keyEnd));
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(cut.thenBlock());
+          zeroRowsFrom(vs, sub(keyEnd, lastStart), buffer);
+        }
+      }
       SmallVector<SmallVector<Value>> finalP;
       for (int64_t j = 0; j < kKeys / 16; ++j)
         finalP.emplace_back(state.begin() + pAt + 4 * j,
@@ -779,9 +837,9 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
             parity = rem(div(sub(tileStart, tileBegin), kKeys), 2);
             gpu::BarrierOp::create(b, loc);
             onFirstThread(tid, [&] {
-              loadTileBoxes(vMap, kvHead, tileStart, vs, vBarrier());
+              loadTileBoxes(vMap, kvHead, tileStart, vs, vBarrier(index(0)));
             });
-            waitForPhase(kBarrier(), parity);
+            waitForPhase(kBarrier(index(0)), parity);
           } else {
             waitForTiles();
             copyTile(v, kvHead, tileStart, keyEnd, vs);
@@ -838,9 +896,9 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
               auto next = scf::IfOp::create(b, loc, more());
               OpBuilder::InsertionGuard guard(b);
               b.setInsertionPointToStart(next.thenBlock());
-              loadTileBoxes(kMap, kvHead, tileEnd, ks, kBarrier());
+              loadTileBoxes(kMap, kvHead, tileEnd, ks, kBarrier(index(0)));
             });
-            waitForPhase(vBarrier(), parity);
+            waitForPhase(vBarrier(index(0)), parity);
             // A cache's rows past the kv length may never have been
             // written; TMA brought them whole (only rows past the cache
             // come as zeros), and a NaN there would survive its
@@ -1319,7 +1377,7 @@ void launchKernel(IRRewriter &rewriter, BufferAttentionOp op, int64_t warpRows,
     split.warpRows = 16;
   split.warpgroups = warpgroupMma && !split.packed;
   split.overlap = split.warpgroups && overlap;
-  split.tma = split.warpgroups && !split.overlap && tma;
+  split.tma = split.warpgroups && tma;
   auto constant = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(rewriter, loc, value);
   };
@@ -1382,15 +1440,17 @@ void launchKernel(IRRewriter &rewriter, BufferAttentionOp op, int64_t warpRows,
       return sharedView(rewriter, loc, shared, shape,
                         resultType.getElementType(), offset);
     };
-    int64_t buffers = split.overlap ? 2 : 1;
+    int64_t buffers = split.buffers();
     Value ks = tile(kKeys, 0), vs = tile(kKeys, buffers * split.tileBytes());
     Value qs = split.queryShared()
                    ? tile(split.blockRows(), 2 * buffers * split.tileBytes())
                    : Value();
+    // (No Q tile with warpgroups, hence with TMA.)
     Value barriers =
-        split.tma ? sharedView(rewriter, loc, shared, {2},
-                               rewriter.getI64Type(), 2 * split.tileBytes())
-                  : Value();
+        split.tma
+            ? sharedView(rewriter, loc, shared, {2 * buffers},
+                         rewriter.getI64Type(), 2 * buffers * split.tileBytes())
+            : Value();
     KernelBuilder(rewriter, loc, op, split)
         .build(launch, q, op.getKey(), op.getValue(), op.getKvLengths(),
                op.getResult(), ks, vs, qs, partial, lse, barriers, kMap, vMap);
@@ -1424,9 +1484,9 @@ struct TfmGPULowerBufferAttentionPass
                                "warpgroup-overlap takes warpgroup-mma");
       return signalPassFailure();
     }
-    if (tma && (!warpgroupMma || warpgroupOverlap)) {
+    if (tma && !warpgroupMma) {
       getOperation().emitError("tfm-gpu-lower-buffer-attention: tma takes "
-                               "warpgroup-mma without warpgroup-overlap");
+                               "warpgroup-mma");
       return signalPassFailure();
     }
     if (warpgroupMma && warpRows != 16) {

@@ -324,10 +324,7 @@ mlir::tfm::createCUDATarget(const TargetOptions &options) {
                                                   : "--gpu-attention-wgmma";
   bool wgmma = options.gpuAttentionWgmma || options.gpuAttentionWgmmaOverlap ||
                options.gpuAttentionTma;
-  if (options.gpuAttentionTma && options.gpuAttentionWgmmaOverlap)
-    return llvm::createStringError(
-        "--gpu-attention-tma loads the tiles of --gpu-attention-wgmma; it "
-        "does not take --gpu-attention-wgmma-overlap");
+
   if (wgmma && chip != "sm_90a")
     return llvm::createStringError(wgmmaFlag +
                                    " needs --gpu-arch=sm_90a (wgmma), not " +

@@ -9,7 +9,7 @@
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-overlap=true}))" 2>&1 | FileCheck %s --check-prefix=OVERLAP-ALONE
 // RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true tma=true}))" --verify-diagnostics | FileCheck %s --check-prefix=TMA
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{tma=true}))" 2>&1 | FileCheck %s --check-prefix=TMA-ALONE
-// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true warpgroup-overlap=true tma=true}))" 2>&1 | FileCheck %s --check-prefix=TMA-ALONE
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true warpgroup-overlap=true tma=true}))" --verify-diagnostics | FileCheck %s --check-prefix=OVERLAP-TMA
 
 // The kernel of a causal GQA attention with kv lengths, with no host branch
 // around it (an empty grid is the runtime's to skip); blocks of 256 threads over (query tiles of 128, heads,
@@ -19,7 +19,7 @@
 // multiplies on tensor cores through ldmatrix, masks only the tiles the
 // mask cuts, and keeps the softmax state in registers; the result stored
 // as pairs.
-// TMA-ALONE: error: tfm-gpu-lower-buffer-attention: tma takes warpgroup-mma without warpgroup-overlap
+// TMA-ALONE: error: tfm-gpu-lower-buffer-attention: tma takes warpgroup-mma
 
 // With warpgroup MMA and TMA loads, the host makes tensor maps of K and V in
 // boxes of 1x1x64x64 (128-byte swizzle, zeros outside), which the kernel
@@ -203,6 +203,56 @@ func.func @kernel(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x?x64xbf16>,
 // groups with every descriptor computed before the fence; the scores are
 // waited for (group 1), the softmax runs, then the P·V (group 0), after
 // which P is packed and O rescaled; the last tile's P·V follows the loop.
+// With TMA loads too: four barrier objects (K and V buffers 0 and 1)
+// behind the 64 KiB of tiles; V buffer 1 zeroed and fenced before thread 0
+// loads the first K (16384 bytes: two boxes, a panel each). Per tile,
+// after a block barrier, thread 0 loads V into this tile's buffer and the
+// next K into the other; every thread waits for this tile's K and, past
+// the first tile, the last tile's V; after the loop, for the last V.
+// With kv lengths, after the loop the last tile's V, once it has landed,
+// has its rows past the length zeroed in its buffer, fenced, before its
+// P·V.
+// OVERLAP-TMA-LABEL: func.func @kernel
+// OVERLAP-TMA: scf.for
+// OVERLAP-TMA: arith.ceildivui
+// OVERLAP-TMA: %[[LAST:.*]] = arith.subi %{{.*}}, %c1
+// OVERLAP-TMA: %[[BUFFER:.*]] = arith.remui %[[LAST]], %c2
+// OVERLAP-TMA: nvvm.mbarrier.try_wait.parity
+// OVERLAP-TMA: scf.if
+// OVERLAP-TMA: vector.store %{{.*}}, %{{.*}}[%[[BUFFER]], {{.*}}] : memref<2x1x64x64xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// OVERLAP-TMA: vector.store %{{.*}}, %{{.*}}[%[[BUFFER]], {{.*}}] : memref<2x1x64x64xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// OVERLAP-TMA: nvvm.fence.proxy
+// OVERLAP-TMA-NEXT: gpu.barrier
+// OVERLAP-TMA: nvvm.wgmma.wait.group.sync.aligned 0
+// OVERLAP-TMA-LABEL: func.func @f16_d128
+// OVERLAP-TMA: nvgpu.tma.create.descriptor
+// OVERLAP-TMA: nvgpu.tma.create.descriptor
+// OVERLAP-TMA: dynamic_shared_memory_size %c65568_i32
+// OVERLAP-TMA: memref.view {{.*}}[%c65536][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<4xi64, #gpu.address_space<workgroup>>
+// OVERLAP-TMA-COUNT-4: nvvm.mbarrier.init
+// OVERLAP-TMA: gpu.barrier
+// OVERLAP-TMA-COUNT-4: vector.store
+// OVERLAP-TMA-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// OVERLAP-TMA: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c16384_i32
+// OVERLAP-TMA-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// OVERLAP-TMA: scf.for
+// OVERLAP-TMA-NOT: nvgpu.device_async_copy
+// OVERLAP-TMA: gpu.barrier
+// OVERLAP-TMA: nvvm.mbarrier.arrive.expect_tx
+// OVERLAP-TMA-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// OVERLAP-TMA: scf.if
+// OVERLAP-TMA: nvvm.mbarrier.arrive.expect_tx
+// OVERLAP-TMA-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// OVERLAP-TMA: nvvm.mbarrier.try_wait.parity
+// OVERLAP-TMA: arith.cmpi ugt
+// OVERLAP-TMA-NEXT: scf.if
+// OVERLAP-TMA: nvvm.mbarrier.try_wait.parity
+// OVERLAP-TMA: nvvm.wgmma.wait.group.sync.aligned 1
+// OVERLAP-TMA: nvvm.wgmma.wait.group.sync.aligned 0
+// OVERLAP-TMA: nvvm.mbarrier.try_wait.parity
+// OVERLAP-TMA: nvvm.wgmma.wait.group.sync.aligned 0
+// OVERLAP-TMA-NOT: nvgpu.device_async_copy
+// OVERLAP-TMA: return
 // OVERLAP-LABEL: func.func @f16_d128
 // OVERLAP: dynamic_shared_memory_size %c65536_i32
 // OVERLAP: %[[KS:.*]] = memref.view {{.*}}[%c0{{.*}}][] {{.*}} to memref<2x2x64x64xf16, #gpu.address_space<workgroup>>
