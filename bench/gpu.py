@@ -37,7 +37,9 @@
                                   projections with it
                                   (projections-R,C,K,S,WR,WC.so; on
                                   sm_90a also projections-tma.so, the
-                                  tiles loaded by TMA), each
+                                  tiles loaded by TMA, and
+                                  projections-ws.so, by a producer
+                                  warpgroup), each
                                   warp-rows the attention
                                   (attention-N.so; on sm_90a also
                                   attention-wgmma.so, its products as
@@ -50,8 +52,8 @@
                                   few-rows the
                                   model (model-few-rows-N.so, timed by
                                   `step` beside model.so); on sm_90a
-                                  model-tma.so, timed by `model` beside
-                                  model.so
+                                  model-tma.so and model-ws.so, timed by
+                                  `model` beside model.so
   gpu.py run DIR [attention] [projections] [decode] [step] [model]
                                   on the GPU machine: both sides' figures,
                                   each tfm result checked against PyTorch's
@@ -148,6 +150,8 @@ def prepare(directory, tilings, warp_rows, few_rows, arch="sm_90a"):
     if arch == "sm_90a":
         compiler.compile_mlir(text, directory / "projections-tma.so",
                               flags=flags + ["--gpu-matmul-tma"])
+        compiler.compile_mlir(text, directory / "projections-ws.so",
+                              flags=flags + ["--gpu-matmul-warp-specialized"])
     from model import FULL
     compiler.compile_model(dict(FULL, dtype="bf16"), directory / "model.so",
                            flags=flags)
@@ -155,6 +159,9 @@ def prepare(directory, tilings, warp_rows, few_rows, arch="sm_90a"):
         compiler.compile_model(dict(FULL, dtype="bf16"),
                                directory / "model-tma.so",
                                flags=flags + ["--gpu-matmul-tma"])
+        compiler.compile_model(dict(FULL, dtype="bf16"),
+                               directory / "model-ws.so",
+                               flags=flags + ["--gpu-matmul-warp-specialized"])
     compiler.compile_model(dict(FULL, dtype="bf16"),
                            directory / "model-split-kv.so",
                            flags=flags + ["--gpu-attention-split-kv"])
@@ -524,7 +531,7 @@ if __name__ == "__main__":
         if "model" in which:
             results["model"] = [
                 run_model(where, library)
-                for library in ("model.so", "model-tma.so")
+                for library in ("model.so", "model-tma.so", "model-ws.so")
                 if (where / library).exists()]
         print(json.dumps(results))
     else:

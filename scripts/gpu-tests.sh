@@ -15,7 +15,8 @@
 #       row split, split-KV decode, warpgroup MMA with and without the
 #       softmax overlapping P·V, warpgroup MMA with tiles loaded by TMA)
 #       for sm_90a, and the projection suites and the models with the
-#       projections' tiles loaded by TMA, into
+#       projections' tiles loaded by TMA (by all the tile's threads, or a
+#       producer warpgroup of their own), into
 #       DIR/variants/NAME.
 #   scripts/gpu-tests.sh pack [DIR]     here, after prepare (and bench/gpu.py
 #       prepare build/gpu-bench, if wanted): DIR, build/gpu-bench and
@@ -50,7 +51,8 @@ variants=(warp-rows-32:attention:--gpu-attention-warp-rows=32
           wgmma-overlap:attention:--gpu-attention-wgmma-overlap
           attention-tma:attention:--gpu-attention-tma
           "overlap-tma:attention:--gpu-attention-wgmma-overlap --gpu-attention-tma"
-          matmul-tma:projection:--gpu-matmul-tma)
+          matmul-tma:projection:--gpu-matmul-tma
+          matmul-warp-specialized:projection:--gpu-matmul-warp-specialized)
 
 generation_model="$root/test/Integration/GPU/generation-bf16.json"
 

@@ -57,6 +57,7 @@ void mlir::tfm::buildTfmCUDAKernelStage(
     // wgmma exists on sm_90a only (the "a" features).
     matmul.warpgroupMma = options.chip == "sm_90a";
     matmul.tma = options.matmulTma;
+    matmul.warpSpecialized = options.matmulWarpSpecialized;
     matmul.fewRows = options.matmulFewRows;
     pm.addNestedPass<func::FuncOp>(createTfmGPUTensorCoreMatmulPass(matmul));
   }

@@ -135,6 +135,12 @@ cl::opt<bool> gpuMatmulTma(
              "projections' tiles loaded by TMA (one thread, tensor maps) "
              "instead of every thread's cp.async"),
     cl::init(false), cl::cat(category));
+cl::opt<bool> gpuMatmulWarpSpecialized(
+    "gpu-matmul-warp-specialized",
+    cl::desc("--gpu-matmul-tma with a warpgroup of its own issuing the "
+             "loads, the tile's warpgroups freeing each stage through "
+             "barrier objects"),
+    cl::init(false), cl::cat(category));
 cl::opt<unsigned> optLevel("O", cl::desc("Optimization level 0-3"),
                            cl::init(3), cl::Prefix, cl::cat(category));
 #define TFM_ATTENTION_LOWERING_FLAG(field, flag, description)                 \
@@ -230,6 +236,7 @@ int main(int argc, char **argv) {
   targetOptions.gpuAttentionWgmma = gpuAttentionWgmma;
   targetOptions.gpuAttentionWgmmaOverlap = gpuAttentionWgmmaOverlap;
   targetOptions.gpuMatmulTma = gpuMatmulTma;
+  targetOptions.gpuMatmulWarpSpecialized = gpuMatmulWarpSpecialized;
   targetOptions.gpuAttentionTma = gpuAttentionTma;
   targetOptions.gpuFewRows = gpuFewRows;
   targetOptions.optLevel = optLevel;

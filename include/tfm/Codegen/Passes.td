@@ -941,6 +941,12 @@ def TfmGPUTensorCoreMatmulPass
       (`nvgpu.tma.create.descriptor`; zeros past M, N and K), and a
       barrier object per stage (`mbarrier`) tells every thread when they
       have landed; boxes of at most 256 rows;
+    - with `warp-specialized` too, the block has a warpgroup more, first,
+      whose thread 0 runs the loads (a producer), and each stage a second
+      barrier object on which each of the tile's warpgroups arrives once
+      its products have read it (after the next step's `wgmma.wait_group
+      1`), which the producer waits on before refilling it: no block
+      barrier per step, the loads up to `stages` steps ahead;
     - a one-dimensional grid of a block per tile, in groups of 16 row
       blocks that walk the columns together (their B tiles shared in L2,
       the group's A rows kept there);
@@ -978,6 +984,11 @@ def TfmGPUTensorCoreMatmulPass
     Option<"tma", "tma", "bool", /*default=*/"false",
            "With warpgroup-mma: each step's tiles loaded by TMA (tensor "
            "maps made by the host) rather than by every thread's cp.async">,
+    Option<"warpSpecialized", "warp-specialized", "bool",
+           /*default=*/"false",
+           "With tma: a producer warpgroup of its own issues the loads, and "
+           "the tile's warpgroups free each stage through barrier objects "
+           "(no block barrier per step)">,
     Option<"fewRows", "few-rows", "int64_t", /*default=*/"8",
            "Projections of at most this many rows (0 to 16; 0: none) on "
            "the few-rows kernel rather than tensor-core tiles">,

@@ -160,6 +160,11 @@ struct TfmLowerToNVVMPipelineOptions
       llvm::cl::desc("On sm_90a: the tensor-core projections' tiles loaded "
                      "by TMA (tfm-gpu-tensor-core-matmul's tma)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> matmulWarpSpecialized{
+      *this, "matmul-warp-specialized",
+      llvm::cl::desc("With matmul-tma: a producer warpgroup issues the loads "
+                     "(tfm-gpu-tensor-core-matmul's warp-specialized)"),
+      llvm::cl::init(false)};
   PassOptions::Option<int64_t> attentionWarpRows{
       *this, "attention-warp-rows",
       llvm::cl::desc("Query rows per warp of the tensor-core attention "

@@ -76,6 +76,9 @@ struct TargetOptions {
   /// A GPU target (sm_90a): the projections' tiles loaded by TMA
   /// (tfm-gpu-tensor-core-matmul's tma).
   bool gpuMatmulTma = false;
+  /// gpuMatmulTma with a producer warpgroup (tfm-gpu-tensor-core-matmul's
+  /// warp-specialized).
+  bool gpuMatmulWarpSpecialized = false;
   /// LLVM optimization level, 0-3.
   unsigned optLevel = 3;
   /// Target-independent: how the linalg stage of every target lowers

@@ -477,7 +477,9 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
 
   // With TMA, thread 0 readies the barrier objects before anyone waits.
   if (split.tma) {
-    onFirstThread(tid, [&] { initBarriers(barriers, 2 * split.buffers()); });
+    onFirstThread(tid, [&] {
+      initBarriers(barriers, SmallVector<int64_t>(2 * split.buffers(), 1));
+    });
     gpu::BarrierOp::create(b, loc);
   }
   // K of the first tile (and the block's Q if shared), if any.

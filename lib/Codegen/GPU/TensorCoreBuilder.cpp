@@ -106,12 +106,20 @@ void TensorCoreBuilder::onFirstThread(Value tid, function_ref<void()> body) {
   body();
 }
 
-void TensorCoreBuilder::initBarriers(Value barriers, int64_t count) {
-  Value one = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 1);
-  for (int64_t i = 0; i < count; ++i)
-    NVVM::MBarrierInitOp::create(b, loc, barrierPointer(barriers, index(i)),
-                                 one, /*predicate=*/nullptr);
+void TensorCoreBuilder::initBarriers(Value barriers,
+                                     ArrayRef<int64_t> arrivals) {
+  for (auto [i, count] : llvm::enumerate(arrivals))
+    NVVM::MBarrierInitOp::create(
+        b, loc, barrierPointer(barriers, index(i)),
+        arith::ConstantIntOp::create(b, loc, b.getI32Type(), count),
+        /*predicate=*/nullptr);
   NVVM::FenceMbarrierInitOp::create(b, loc);
+}
+
+void TensorCoreBuilder::arrive(Value barrier) {
+  NVVM::MBarrierArriveOp::create(
+      b, loc, /*res=*/Type(), barrier, /*count=*/nullptr,
+      NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::CTA));
 }
 
 void TensorCoreBuilder::arriveExpectingBytes(Value barrier, int64_t bytes) {

@@ -88,10 +88,12 @@ protected:
   Value sharedPointer(Value memref, Value offset);
   /// `body`'s ops, run by thread `tid` 0 alone.
   void onFirstThread(Value tid, function_ref<void()> body);
-  /// TMA (sm_90): `count` barrier objects (mbarrier, i64) in shared
-  /// `barriers`, each completing a phase on one arrival and the bytes it
-  /// was told to expect; fenced for the block's next barrier to publish.
-  void initBarriers(Value barriers, int64_t count);
+  /// TMA (sm_90): barrier objects (mbarrier, i64) in shared `barriers`,
+  /// object i completing a phase on `arrivals[i]` arrivals and the bytes
+  /// it was told to expect; fenced for the block's next barrier to publish.
+  void initBarriers(Value barriers, ArrayRef<int64_t> arrivals);
+  /// One arrival of this thread on `barrier`.
+  void arrive(Value barrier);
   /// Barrier object `index` of `barriers`, as initBarriers's ops take it.
   Value barrierPointer(Value barriers, Value index) {
     return sharedPointer(barriers, mul(index, 8));

@@ -60,22 +60,32 @@ struct Tiling {
   /// arrival a barrier object per stage tracks, rather than by every
   /// thread's cp.async.
   bool tma = false;
+  /// With TMA (warp specialization): a warpgroup of its own issues the
+  /// loads, each stage waiting to be refilled on a second barrier object
+  /// that the tile's warpgroups arrive on once their products have read it
+  /// (no block barrier per step).
+  bool specialized = false;
 
   /// Warps, or warpgroups.
   int64_t units() const {
     return (blockRows / warpRows) * (blockColumns / warpColumns);
   }
-  int64_t threads() const { return (warpgroups ? 128 : 32) * units(); }
+  int64_t threads() const {
+    return (warpgroups ? 128 : 32) * units() + (specialized ? 128 : 0);
+  }
   /// 16-byte chunks per shared row.
   int64_t chunks() const { return step / 8; }
   /// Shared rows per 128 bytes (the 32 banks): what the swizzle divides by.
   int64_t rowsPerLine() const { return 64 / step; }
   /// The bytes of one stage: A's and B's tiles, bf16/f16.
   int64_t stageBytes() const { return (blockRows + blockColumns) * step * 2; }
-  /// The stages, then with TMA their barrier objects (8 bytes each).
-  int64_t sharedBytes() const {
-    return stages * stageBytes() + (tma ? stages * 8 : 0);
+  /// Barrier objects (8 bytes each): with TMA, one a stage (its tiles have
+  /// landed), and when specialized a second (it may be refilled).
+  int64_t barriers() const {
+    return stages * ((tma ? 1 : 0) + (specialized ? 1 : 0));
   }
+  /// The stages, then the barrier objects.
+  int64_t sharedBytes() const { return stages * stageBytes() + barriers() * 8; }
 };
 
 /// The most dynamic shared memory a block may have on sm_80, and on sm_90
@@ -317,6 +327,13 @@ private:
   void loadStep(Value stage, Value step);
   /// TMA: waits until step `step`'s loads into stage `stage` have landed.
   void waitForStep(Value stage, Value step);
+  /// Specialized: the producer's loop, every step's loads, each once the
+  /// tile's warpgroups have released its stage's use before.
+  void produce(int64_t steps);
+  /// Specialized: stage `stage`'s second barrier object (free to refill).
+  Value freedBarrier(Value stage) {
+    return barrierPointer(barriers, add(stage, t.stages));
+  }
   /// The swizzled chunk of shared row `row` where chunk `chunk` is stored.
   Value swizzle(Value chunk, Value row) {
     return xorIndex(chunk, rem(div(row, t.rowsPerLine()), t.chunks()));
@@ -385,6 +402,25 @@ void MatmulKernelBuilder::loadStep(Value stage, Value step) {
 void MatmulKernelBuilder::waitForStep(Value stage, Value step) {
   // A stage's n-th use is step n · stages + stage.
   waitForPhase(barrierPointer(barriers, stage), rem(div(step, t.stages), 2));
+}
+
+void MatmulKernelBuilder::produce(int64_t steps) {
+  scf::ForOp::create(
+      b, loc, index(0), index(steps), index(1), ValueRange{},
+      [&](OpBuilder &, Location, Value step, ValueRange) {
+        Value stage = rem(step, t.stages);
+        // Its use before (step - stages) released: that use's parity.
+        auto reused = scf::IfOp::create(
+            b, loc, cmp(arith::CmpIPredicate::uge, step, index(t.stages)));
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(reused.thenBlock());
+          waitForPhase(freedBarrier(stage),
+                       rem(sub(div(step, t.stages), index(1)), 2));
+        }
+        loadStep(stage, step);
+        scf::YieldOp::create(b, loc);
+      });
 }
 
 void MatmulKernelBuilder::warpStep(Value stage, SmallVectorImpl<Value> &acc) {
@@ -467,7 +503,10 @@ void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
   barriers = stageBarriers;
   aMap = aTensorMap;
   bMap = bTensorMap;
-  tid = launch.getThreadIds().x;
+  // Specialized, threads 0-127 are the producer and the tile's warpgroups
+  // follow: `tid` counts from their first.
+  Value threadId = launch.getThreadIds().x;
+  tid = t.specialized ? sub(threadId, index(128)) : threadId;
   Value warp = div(tid, 32), lane = rem(tid, 32);
   Value unit = t.warpgroups ? div(tid, 128) : warp;
   int64_t unitsPerRow = t.blockColumns / t.warpColumns;
@@ -508,14 +547,43 @@ void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
   int64_t lead = t.stages - 1 - (t.warpgroups ? kWgmmaInFlight : 0);
   // With TMA, thread 0 issues every load.
   if (t.tma) {
-    // Each stage's barrier object waits for one arrival (the issuing
-    // thread's) and its loads' bytes; initialized before any thread uses it.
-    onFirstThread(tid, [&] { initBarriers(barriers, t.stages); });
+    // A stage's barrier object waits for one arrival (the issuing
+    // thread's) and its loads' bytes, its second (specialized) for each
+    // warpgroup of the tile; initialized before any thread uses them.
+    SmallVector<int64_t> arrivals(t.stages, 1);
+    if (t.specialized)
+      arrivals.append(t.stages, t.units());
+    onFirstThread(threadId, [&] { initBarriers(barriers, arrivals); });
     gpu::BarrierOp::create(b, loc);
-    onFirstThread(tid, [&] {
-      for (int64_t s = 0; s < std::min(lead, steps); ++s)
-        loadStep(index(s), index(s));
-    });
+    if (t.specialized) {
+      // The producer warpgroup's thread 0 runs the loads; the rest of the
+      // kernel is the tile's warpgroups'.
+      // The warpgroup's index as lane 0 has it: warp-uniform to ptxas,
+      // which otherwise serializes the wgmma in a branch it cannot prove
+      // every thread of a warpgroup takes (C7520).
+      Value warpgroup = arith::IndexCastOp::create(b, loc, b.getI32Type(),
+                                                   div(threadId, 128));
+      warpgroup = gpu::ShuffleOp::create(b, loc, warpgroup, /*offset=*/0,
+                                         /*width=*/32, gpu::ShuffleMode::IDX)
+                      .getShuffleResult();
+      auto roles = scf::IfOp::create(
+          b, loc,
+          arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::eq, warpgroup,
+              arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0)),
+          /*withElseRegion=*/true);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(roles.thenBlock());
+        onFirstThread(threadId, [&] { produce(steps); });
+      }
+      b.setInsertionPointToStart(roles.elseBlock());
+    } else {
+      onFirstThread(tid, [&] {
+        for (int64_t s = 0; s < std::min(lead, steps); ++s)
+          loadStep(index(s), index(s));
+      });
+    }
   } else {
     // Steps 0 .. lead - 1 in flight; one commit group per step, empty past
     // the last step, so that waits count uniformly.
@@ -582,19 +650,33 @@ void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
         SmallVector<Value> acc(state.begin(), state.end());
         if (t.tma) {
           Value stage = rem(step, t.stages);
-          Value next = add(step, lead);
-          Value more = cmp(arith::CmpIPredicate::slt, next, index(steps));
-          // Every warpgroup is past the products that read the stage
-          // refilled next; then this step's tiles have landed.
-          gpu::BarrierOp::create(b, loc);
-          onFirstThread(tid, [&] {
-            auto load = scf::IfOp::create(b, loc, more);
-            OpBuilder::InsertionGuard guard(b);
-            b.setInsertionPointToStart(load.thenBlock());
-            loadStep(rem(next, t.stages), next);
-          });
+          if (!t.specialized) {
+            Value next = add(step, lead);
+            Value more = cmp(arith::CmpIPredicate::slt, next, index(steps));
+            // Every warpgroup is past the products that read the stage
+            // refilled next; then this step's tiles have landed.
+            gpu::BarrierOp::create(b, loc);
+            onFirstThread(tid, [&] {
+              auto load = scf::IfOp::create(b, loc, more);
+              OpBuilder::InsertionGuard guard(b);
+              b.setInsertionPointToStart(load.thenBlock());
+              loadStep(rem(next, t.stages), next);
+            });
+          }
           waitForStep(stage, step);
           warpgroupStep(stage, acc);
+          if (t.specialized) {
+            // The step before's products are done (the warpgroup waited
+            // for all but this step's): its stage goes back to the
+            // producer, one arrival per warpgroup.
+            auto release = scf::IfOp::create(
+                b, loc,
+                both(cmp(arith::CmpIPredicate::ugt, step, index(0)),
+                     cmp(arith::CmpIPredicate::eq, rem(tid, 128), index(0))));
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(release.thenBlock());
+            arrive(freedBarrier(rem(sub(step, index(1)), t.stages)));
+          }
           scf::YieldOp::create(b, loc, acc);
           return;
         }
@@ -712,7 +794,7 @@ void launchKernel(IRRewriter &rewriter, Projection p, const Tiling &t,
     Value bs = tiles(t.blockColumns, t.stages * t.blockRows * t.step * 2);
     Value barriers;
     if (t.tma)
-      barriers = sharedView(rewriter, loc, shared, {t.stages},
+      barriers = sharedView(rewriter, loc, shared, {t.barriers()},
                             rewriter.getI64Type(), t.stages * t.stageBytes());
     MatmulKernelBuilder(rewriter, loc, p, t)
         .build(launch, as, bs, operands, barriers, aMap, bMap);
@@ -760,6 +842,11 @@ struct TfmGPUTensorCoreMatmulPass
           "tfm-gpu-tensor-core-matmul: tma needs warpgroup-mma");
       return signalPassFailure();
     }
+    if (warpSpecialized && !tma) {
+      getOperation().emitError(
+          "tfm-gpu-tensor-core-matmul: warp-specialized needs tma");
+      return signalPassFailure();
+    }
     if (!tile.empty()) {
       if (tile.size() != 6) {
         getOperation().emitError(
@@ -768,8 +855,8 @@ struct TfmGPUTensorCoreMatmulPass
             << tile.size();
         return signalPassFailure();
       }
-      chosen = Tiling{tile[0], tile[1], tile[2],    tile[3],
-                      tile[4], tile[5], warpgroups, tma};
+      chosen = Tiling{tile[0], tile[1],    tile[2], tile[3],        tile[4],
+                      tile[5], warpgroups, tma,     warpSpecialized};
       if (std::string why = checkTiling(*chosen); !why.empty()) {
         getOperation().emitError("tfm-gpu-tensor-core-matmul: tile ")
             << llvm::join(llvm::map_range(
@@ -795,6 +882,7 @@ struct TfmGPUTensorCoreMatmulPass
       int64_t columns = cast<MemRefType>(p.c.getType()).getDimSize(1);
       Tiling t = chosen ? *chosen : defaultTiling(columns, warpgroups);
       t.tma = tma;
+      t.specialized = warpSpecialized;
       launchKernel(rewriter, p, t, fewRows);
     }
   }

@@ -149,6 +149,9 @@ mlir::tfm::createCPUTarget(const TargetOptions &options) {
   if (options.gpuAttentionTma)
     return llvm::createStringError(
         "--gpu-attention-tma is an option of --target=cuda");
+  if (options.gpuMatmulWarpSpecialized)
+    return llvm::createStringError(
+        "--gpu-matmul-warp-specialized is an option of --target=cuda");
   if (options.gpuMatmulTma)
     return llvm::createStringError(
         "--gpu-matmul-tma is an option of --target=cuda");

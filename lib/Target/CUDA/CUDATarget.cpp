@@ -105,7 +105,9 @@ public:
                                      options.gpuAttentionTma;
     pipeline.attentionTma = options.gpuAttentionTma;
     pipeline.attentionWarpgroupOverlap = options.gpuAttentionWgmmaOverlap;
-    pipeline.matmulTma = options.gpuMatmulTma;
+    pipeline.matmulTma =
+        options.gpuMatmulTma || options.gpuMatmulWarpSpecialized;
+    pipeline.matmulWarpSpecialized = options.gpuMatmulWarpSpecialized;
     if (options.gpuFewRows >= 0)
       pipeline.matmulFewRows = options.gpuFewRows;
     pipeline.chip = chip.str();
@@ -334,10 +336,13 @@ mlir::tfm::createCUDATarget(const TargetOptions &options) {
         wgmmaFlag +
         " takes 16 rows a warp (a warpgroup's 64 rows), not "
         "--gpu-attention-warp-rows=32");
-  if (options.gpuMatmulTma && chip != "sm_90a")
+  if ((options.gpuMatmulTma || options.gpuMatmulWarpSpecialized) &&
+      chip != "sm_90a")
     return llvm::createStringError(
-        "--gpu-matmul-tma needs --gpu-arch=sm_90a (TMA feeds wgmma), not " +
-        chip);
+        (options.gpuMatmulWarpSpecialized ? "--gpu-matmul-warp-specialized"
+                                          : "--gpu-matmul-tma") +
+        std::string(" needs --gpu-arch=sm_90a (TMA feeds wgmma), not ") +
+        chip.str());
   if (architecture == std::end(kArchitectures)) {
     SmallVector<StringRef> names;
     for (const auto &known : kArchitectures)

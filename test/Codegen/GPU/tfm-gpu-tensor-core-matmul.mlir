@@ -4,6 +4,8 @@
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tile=128,128,64,2,64,128}))" 2>&1 | FileCheck %s --check-prefix=WGMMA-STAGES
 // RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true}))" | FileCheck %s --check-prefix=TMA
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{tma=true}))" 2>&1 | FileCheck %s --check-prefix=TMA-MMA
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true warp-specialized=true}))" | FileCheck %s --check-prefix=WS
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true warp-specialized=true}))" 2>&1 | FileCheck %s --check-prefix=WS-TMA
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true tile=64,512,64,3,64,256}))" 2>&1 | FileCheck %s --check-prefix=TMA-BOX
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{tile=128,128,48,3,64,64}))" 2>&1 | FileCheck %s --check-prefix=STEP
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{tile=256,256,64,4,64,64}))" 2>&1 | FileCheck %s --check-prefix=SMEM
@@ -14,6 +16,7 @@
 
 // WGMMA-STAGES: tile 128,128,64,2,64,128 cannot tile a kernel: warpgroup MMA needs at least 3 stages
 // TMA-MMA: error: tfm-gpu-tensor-core-matmul: tma needs warpgroup-mma
+// WS-TMA: error: tfm-gpu-tensor-core-matmul: warp-specialized needs tma
 // TMA-BOX: tile 64,512,64,3,64,256 cannot tile a kernel: a TMA load brings at most 256 rows of A or B
 // STEP: error: tfm-gpu-tensor-core-matmul: tile 128,128,48,3,64,64 cannot tile a kernel: its step must be 32 or 64
 // SMEM: tile 256,256,64,4,64,64 cannot tile a kernel: its stages need 262144 bytes of shared memory, more than a block has (166912)
@@ -162,6 +165,38 @@
 // TMA:   nvvm.wgmma.wait.group.sync.aligned 1
 // TMA: nvvm.wgmma.wait.group.sync.aligned 0
 // TMA: vector.store
+
+// Warp-specialized: a warpgroup more (256 threads), 8 barrier objects (4
+// stages' landed ones, then 4 freed ones waiting for the tile's one
+// warpgroup), and no block barrier after the one that publishes them.
+// Warpgroup 0 (its index shuffled from lane 0, uniform to ptxas) has
+// thread 0 load every step, waiting from step 4 on for the stage's freed
+// object (the parity of its use before); the others compute, waiting for
+// each step's tiles, and after a step's products one thread a warpgroup
+// frees the stage of the step before.
+// WS-LABEL: func.func @projection
+// WS: gpu.launch {{.*}} threads(%{{.*}}) in (%{{.*}} = %c256{{.*}}, {{.*}} dynamic_shared_memory_size %c98368_i32
+// WS: memref.view {{.*}}[%c98304][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<8xi64, #gpu.address_space<workgroup>>
+// WS-COUNT-8: nvvm.mbarrier.init %{{.*}}, %c1_i32
+// WS: gpu.barrier
+// WS-NOT: gpu.barrier
+// WS: gpu.shuffle  idx
+// WS: scf.if
+// WS: scf.if
+// WS: scf.for
+// WS: arith.cmpi uge
+// WS: nvvm.mbarrier.try_wait.parity
+// WS: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c24576_i32
+// WS-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// WS: } else {
+// WS: scf.for
+// WS: nvvm.mbarrier.try_wait.parity
+// WS: nvvm.wgmma.fence.aligned
+// WS: nvvm.wgmma.wait.group.sync.aligned 1
+// WS: scf.if
+// WS: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
+// WS: nvvm.wgmma.wait.group.sync.aligned 0
+// WS: vector.store
 func.func @projection(%x: memref<?x256xbf16>, %w: memref<100x256xbf16>, %c: memref<?x100xf32>) {
   %zero = arith.constant 0.0 : f32
   linalg.fill ins(%zero : f32) outs(%c : memref<?x100xf32>)
