@@ -27,7 +27,10 @@
 #       with DIR and build/lib/libtfm_runtime.so carried: runs every suite
 #       of every architecture and variant prepared and compares; exits
 #       non-zero if any case fails. DIR also holds tfm-run (which needs no LLVM) and the
-#       libsentencepiece it links.
+#       libsentencepiece it links. GPU_TESTS_ONLY=REGEX runs only the
+#       checks whose names match (sm_90a/GPU/projections,
+#       variants/wgmma/CPU/attention, sm_80/models, ...), so that a run
+#       can be split over device calls (each says how long it took).
 #
 # Where the GPU machine has the compiler too, lit runs test/Integration/GPU.
 set -euo pipefail
@@ -88,6 +91,19 @@ check_model() {
       "$1/generation/model.so" "$generation_model"
 }
 
+# Runs one check, NAME (ARCH/SUITE, variants/FORM/SUITE, or .../models),
+# unless GPU_TESTS_ONLY (an extended regular expression) leaves it out;
+# counts it, and its failure, and says how long it took.
+check_one() {
+  local name="$1" start=$SECONDS
+  shift
+  [[ -z "${GPU_TESTS_ONLY:-}" || "$name" =~ $GPU_TESTS_ONLY ]] || return 0
+  echo "== $name"
+  "$@" || failed=$((failed + 1))
+  total=$((total + 1))
+  echo "== $name: $((SECONDS - start)) s"
+}
+
 export PYTHONPATH="$root/python:$root/test/Integration"
 export TFM_BUILD_DIR="${TFM_BUILD_DIR:-$root/build}"
 case "$mode" in
@@ -128,32 +144,28 @@ case "$mode" in
   check)
     failed=0 total=0
     for arch_dir in "$dir"/sm_*; do
+      [ -d "$arch_dir" ] || continue
       arch=$(basename "$arch_dir")
       for suite in "${suites[@]}"; do
-        echo "== $arch $suite"
-        TFM_HARNESS=check python3 "$root/test/Integration/$suite.py" \
-          "$arch_dir/$suite" || failed=$((failed + 1))
+        check_one "$arch/$suite" env TFM_HARNESS=check python3 \
+          "$root/test/Integration/$suite.py" "$arch_dir/$suite"
       done
-      echo "== $arch models, and tfm-run --device=cuda"
-      check_model "$arch_dir" || failed=$((failed + 1))
-      total=$(( total + ${#suites[@]} + 1 ))
+      check_one "$arch/models" check_model "$arch_dir"
     done
     for variant_dir in "$dir"/variants/*; do
       [ -d "$variant_dir" ] || continue
+      name="variants/$(basename "$variant_dir")"
       # The suites prepare compiled for this form.
       for suite in "${attention_suites[@]}" "${projection_suites[@]}"; do
         [ -d "$variant_dir/$suite" ] || continue
-        echo "== $(basename "$variant_dir") $suite"
-        TFM_HARNESS=check python3 "$root/test/Integration/$suite.py" \
-          "$variant_dir/$suite" || failed=$((failed + 1))
-        total=$(( total + 1 ))
+        check_one "$name/$suite" env TFM_HARNESS=check python3 \
+          "$root/test/Integration/$suite.py" "$variant_dir/$suite"
       done
-      echo "== $(basename "$variant_dir") models, and tfm-run --device=cuda"
-      check_model "$variant_dir" || failed=$((failed + 1))
-      total=$(( total + 1 ))
+      check_one "$name/models" check_model "$variant_dir"
     done
     if [ "$total" -eq 0 ]; then
-      echo "$dir holds no prepared architecture (run prepare first)" >&2
+      echo "$dir holds no prepared suite${GPU_TESTS_ONLY:+ matching $GPU_TESTS_ONLY}" \
+        "(run prepare first)" >&2
       exit 1
     fi
     echo "$(( total - failed )) of $total suites passed"
