@@ -183,9 +183,15 @@ private:
   void loadTileBoxes(Value map, Value head, Value first, Value tile,
                      Value barrier, Value buffer = nullptr);
   /// Zeros in the rows of panelled `tile` (its buffer `buffer` if
-  /// double-buffered) from `firstRow` on, published to wgmma (fenced, then
-  /// the block's barrier).
+  /// double-buffered) from `firstRow` on (every row if null), stored
+  /// through the generic proxy: wgmma needs them fenced.
   void zeroRowsFrom(Value tile, Value firstRow, Value buffer = nullptr);
+  /// zeroRowsFrom, fenced and published by the block's barrier.
+  void zeroRowsForWgmma(Value tile, Value firstRow, Value buffer = nullptr) {
+    zeroRowsFrom(tile, firstRow, buffer);
+    fenceAsyncProxy();
+    gpu::BarrierOp::create(b, loc);
+  }
   /// The ldmatrix.x4 registers whose lane reads row `row` (low 3 bits: the
   /// lane's) and chunk `chunkBase ^ laneXor` of a swizzled tile.
   SmallVector<Value> loadSwizzled(Value tile, Value row, int64_t chunkBase,
@@ -256,18 +262,18 @@ void KernelBuilder::zeroRowsFrom(Value tile, Value firstRow, Value buffer) {
   for (int64_t i = 0; i < kKeys * chunks / split.threads(); ++i) {
     Value id = add(tid, i * split.threads());
     Value row = div(id, chunks), chunk = rem(id, chunks);
-    auto past = scf::IfOp::create(
-        b, loc, cmp(arith::CmpIPredicate::sge, row, firstRow));
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(past.thenBlock());
+    if (firstRow) {
+      auto past = scf::IfOp::create(
+          b, loc, cmp(arith::CmpIPredicate::sge, row, firstRow));
+      b.setInsertionPointToStart(past.thenBlock());
+    }
     // Every chunk of the row, in whatever order the swizzle keeps them.
     SmallVector<Value> at = {div(chunk, 8), row, mul(rem(chunk, 8), 8)};
     if (buffer)
       at.insert(at.begin(), buffer);
     vector::StoreOp::create(b, loc, zeros, tile, at);
   }
-  fenceAsyncProxy();
-  gpu::BarrierOp::create(b, loc);
 }
 
 void KernelBuilder::copyTile(Value source, Value head, Value first,
@@ -493,16 +499,7 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
     if (split.overlap) {
       // V buffer 1 zeroed: the first tile's P·V of "the tile before" reads
       // it (with P zeros; 0·NaN would be NaN).
-      auto zeros = arith::ConstantOp::create(
-          b, loc, DenseElementsAttr::get(VectorType::get({8}, element),
-                                         b.getZeroAttr(element)));
-      for (int64_t i = 0; i < kKeys * chunks / split.threads(); ++i) {
-        Value id = add(tid, i * split.threads());
-        Value row = div(id, chunks), chunk = rem(id, chunks);
-        vector::StoreOp::create(
-            b, loc, zeros, vs,
-            ValueRange{index(1), div(chunk, 8), row, mul(rem(chunk, 8), 8)});
-      }
+      zeroRowsFrom(vs, /*firstRow=*/nullptr, index(1));
       if (split.tma) {
         // For wgmma's reads once the loop's first barrier has published
         // them.
@@ -802,7 +799,7 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
               cmp(arith::CmpIPredicate::sgt, add(lastStart, kKeys), keyEnd));
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(cut.thenBlock());
-          zeroRowsFrom(vs, sub(keyEnd, lastStart), buffer);
+          zeroRowsForWgmma(vs, sub(keyEnd, lastStart), buffer);
         }
       }
       SmallVector<SmallVector<Value>> finalP;
@@ -910,7 +907,7 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
                   b, loc, cmp(arith::CmpIPredicate::sgt, tileEnd, keyEnd));
               OpBuilder::InsertionGuard guard(b);
               b.setInsertionPointToStart(cut.thenBlock());
-              zeroRowsFrom(vs, sub(keyEnd, tileStart));
+              zeroRowsForWgmma(vs, sub(keyEnd, tileStart));
             }
           } else {
             waitForTiles();
