@@ -107,40 +107,9 @@ cl::opt<int64_t> gpuFewRows(
              "streams the weights through every multiprocessor, rather "
              "than on tensor-core tiles"),
     cl::init(-1), cl::cat(category));
-cl::opt<bool> gpuAttentionSplitKV(
-    "gpu-attention-split-kv",
-    cl::desc("With --target=cuda: decode attention (a KV head's queries in "
-             "16 rows or fewer) packed into one warp per KV head, its keys "
-             "split among blocks and the parts combined (FlashDecoding)"),
-    cl::init(false), cl::cat(category));
-cl::opt<bool> gpuAttentionWgmma(
-    "gpu-attention-wgmma",
-    cl::desc("With --target=cuda --gpu-arch=sm_90a: attention's QKᵀ and P·V "
-             "as warpgroup MMA (wgmma) instead of mma.sync"),
-    cl::init(false), cl::cat(category));
-cl::opt<bool> gpuAttentionWgmmaOverlap(
-    "gpu-attention-wgmma-overlap",
-    cl::desc("--gpu-attention-wgmma with each key tile's softmax run while "
-             "the last tile's P·V runs (FlashAttention-3's overlap)"),
-    cl::init(false), cl::cat(category));
-cl::opt<bool> gpuAttentionTma(
-    "gpu-attention-tma",
-    cl::desc("--gpu-attention-wgmma (or -overlap) with the K and V tiles "
-             "loaded by TMA (one thread, tensor maps) instead of every "
-             "thread's cp.async"),
-    cl::init(false), cl::cat(category));
-cl::opt<bool> gpuMatmulTma(
-    "gpu-matmul-tma",
-    cl::desc("With --target=cuda --gpu-arch=sm_90a: the tensor-core "
-             "projections' tiles loaded by TMA (one thread, tensor maps) "
-             "instead of every thread's cp.async"),
-    cl::init(false), cl::cat(category));
-cl::opt<bool> gpuMatmulWarpSpecialized(
-    "gpu-matmul-warp-specialized",
-    cl::desc("--gpu-matmul-tma with a warpgroup of its own issuing the "
-             "loads, the tile's warpgroups freeing each stage through "
-             "barrier objects"),
-    cl::init(false), cl::cat(category));
+#define TFM_GPU_FLAG(field, flag, description)                                 \
+  cl::opt<bool> field(flag, cl::desc(description), cl::cat(category));
+#include "tfm/Target/GPUFlags.def"
 cl::opt<unsigned> optLevel("O", cl::desc("Optimization level 0-3"),
                            cl::init(3), cl::Prefix, cl::cat(category));
 #define TFM_ATTENTION_LOWERING_FLAG(field, flag, description)                 \
@@ -232,12 +201,8 @@ int main(int argc, char **argv) {
   targetOptions.gpuMatmulTile.assign(gpuMatmulTile.begin(),
                                      gpuMatmulTile.end());
   targetOptions.gpuAttentionWarpRows = gpuAttentionWarpRows;
-  targetOptions.gpuAttentionSplitKV = gpuAttentionSplitKV;
-  targetOptions.gpuAttentionWgmma = gpuAttentionWgmma;
-  targetOptions.gpuAttentionWgmmaOverlap = gpuAttentionWgmmaOverlap;
-  targetOptions.gpuMatmulTma = gpuMatmulTma;
-  targetOptions.gpuMatmulWarpSpecialized = gpuMatmulWarpSpecialized;
-  targetOptions.gpuAttentionTma = gpuAttentionTma;
+#define TFM_GPU_FLAG(field, flag, description) targetOptions.field = field;
+#include "tfm/Target/GPUFlags.def"
   targetOptions.gpuFewRows = gpuFewRows;
   targetOptions.optLevel = optLevel;
   targetOptions.prepackWeights = prepackWeights;

@@ -61,24 +61,9 @@ struct TargetOptions {
   /// A GPU target: projections of at most this many rows on the few-rows
   /// kernel (0 to 16, 0: none); -1: the default.
   int64_t gpuFewRows = -1;
-  /// A GPU target: decode attention packed per KV head, its keys split
-  /// among blocks (tfm-gpu-lower-buffer-attention's split-kv).
-  bool gpuAttentionSplitKV = false;
-  /// A GPU target (sm_90a): attention's products as warpgroup MMA
-  /// (tfm-gpu-lower-buffer-attention's warpgroup-mma).
-  bool gpuAttentionWgmma = false;
-  /// With gpuAttentionWgmma: each tile's softmax while the last tile's P·V
-  /// runs (tfm-gpu-lower-buffer-attention's warpgroup-overlap).
-  bool gpuAttentionWgmmaOverlap = false;
-  /// gpuAttentionWgmma with K and V tiles loaded by TMA
-  /// (tfm-gpu-lower-buffer-attention's tma).
-  bool gpuAttentionTma = false;
-  /// A GPU target (sm_90a): the projections' tiles loaded by TMA
-  /// (tfm-gpu-tensor-core-matmul's tma).
-  bool gpuMatmulTma = false;
-  /// gpuMatmulTma with a producer warpgroup (tfm-gpu-tensor-core-matmul's
-  /// warp-specialized).
-  bool gpuMatmulWarpSpecialized = false;
+  /// A GPU target's on/off kernel choices (GPUFlags.def: what each does).
+#define TFM_GPU_FLAG(field, flag, description) bool field = false;
+#include "tfm/Target/GPUFlags.def"
   /// LLVM optimization level, 0-3.
   unsigned optLevel = 3;
   /// Target-independent: how the linalg stage of every target lowers

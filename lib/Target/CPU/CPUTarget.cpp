@@ -137,24 +137,11 @@ mlir::tfm::createCPUTarget(const TargetOptions &options) {
   if (options.gpuFewRows >= 0)
     return llvm::createStringError(
         "--gpu-few-rows is an option of --target=cuda");
-  if (options.gpuAttentionSplitKV)
-    return llvm::createStringError(
-        "--gpu-attention-split-kv is an option of --target=cuda");
-  if (options.gpuAttentionWgmma)
-    return llvm::createStringError(
-        "--gpu-attention-wgmma is an option of --target=cuda");
-  if (options.gpuAttentionWgmmaOverlap)
-    return llvm::createStringError(
-        "--gpu-attention-wgmma-overlap is an option of --target=cuda");
-  if (options.gpuAttentionTma)
-    return llvm::createStringError(
-        "--gpu-attention-tma is an option of --target=cuda");
-  if (options.gpuMatmulWarpSpecialized)
-    return llvm::createStringError(
-        "--gpu-matmul-warp-specialized is an option of --target=cuda");
-  if (options.gpuMatmulTma)
-    return llvm::createStringError(
-        "--gpu-matmul-tma is an option of --target=cuda");
+#define TFM_GPU_FLAG(field, flag, description)                                 \
+  if (options.field)                                                           \
+    return llvm::createStringError("--" flag " is an option of "               \
+                                             "--target=cuda");
+#include "tfm/Target/GPUFlags.def"
   auto machine = createHostTargetMachine(options.cpu, options.features,
                                          options.optLevel);
   if (!machine)
