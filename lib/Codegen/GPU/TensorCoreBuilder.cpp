@@ -155,9 +155,20 @@ void TensorCoreBuilder::loadBox(Value map, ArrayRef<Value> coordinates,
 void TensorCoreBuilder::waitForPhase(Value barrier, Value parity) {
   // The suspend-time hint CUTLASS gives, in nanoseconds.
   Value ticks = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 10000000);
-  NVVM::MBarrierTryWaitParityOp::create(
-      b, loc, barrier,
-      arith::IndexCastOp::create(b, loc, b.getI32Type(), parity), ticks);
+  Value phase = arith::IndexCastOp::create(b, loc, b.getI32Type(), parity);
+  // try_wait until it says done: a loop of our own, not
+  // nvvm.mbarrier.try_wait.parity's, whose inline PTX leaves it with
+  // `bra.uni`, which claims every lane of the warp branches alike.
+  scf::WhileOp::create(
+      b, loc, TypeRange{}, ValueRange{},
+      [&](OpBuilder &, Location, ValueRange) {
+        Value done = NVVM::MBarrierTryWaitOp::create(b, loc, b.getI1Type(),
+                                                     barrier, phase, ticks);
+        Value waiting = arith::XOrIOp::create(
+            b, loc, done, arith::ConstantIntOp::create(b, loc, 1, 1));
+        scf::ConditionOp::create(b, loc, waiting, ValueRange{});
+      },
+      [&](OpBuilder &, Location, ValueRange) { scf::YieldOp::create(b, loc); });
 }
 
 void TensorCoreBuilder::fenceAsyncProxy() {

@@ -51,12 +51,12 @@
 // TMA: gpu.barrier
 // TMA: nvvm.mbarrier.arrive.expect_tx
 // TMA: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[VPTR]]
-// TMA: nvvm.mbarrier.try_wait.parity
+// TMA: nvvm.mbarrier.try_wait
 // TMA: nvvm.wgmma.fence.aligned
 // TMA: nvvm.wgmma.wait.group.sync.aligned 0
 // TMA: gpu.barrier
 // TMA: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[KPTR]]
-// TMA: nvvm.mbarrier.try_wait.parity
+// TMA: nvvm.mbarrier.try_wait
 // TMA: scf.if
 // TMA: vector.store %{{.*}}, %[[VS]]
 // TMA: vector.store %{{.*}}, %[[VS]]
@@ -217,7 +217,7 @@ func.func @kernel(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x?x64xbf16>,
 // OVERLAP-TMA: arith.ceildivui
 // OVERLAP-TMA: %[[LAST:.*]] = arith.subi %{{.*}}, %c1
 // OVERLAP-TMA: %[[BUFFER:.*]] = arith.remui %[[LAST]], %c2
-// OVERLAP-TMA: nvvm.mbarrier.try_wait.parity
+// OVERLAP-TMA: nvvm.mbarrier.try_wait
 // OVERLAP-TMA: scf.if
 // OVERLAP-TMA: vector.store %{{.*}}, %{{.*}}[%[[BUFFER]], {{.*}}] : memref<2x1x64x64xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
 // OVERLAP-TMA: vector.store %{{.*}}, %{{.*}}[%[[BUFFER]], {{.*}}] : memref<2x1x64x64xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
@@ -243,13 +243,13 @@ func.func @kernel(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x?x64xbf16>,
 // OVERLAP-TMA: scf.if
 // OVERLAP-TMA: nvvm.mbarrier.arrive.expect_tx
 // OVERLAP-TMA-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global
-// OVERLAP-TMA: nvvm.mbarrier.try_wait.parity
+// OVERLAP-TMA: nvvm.mbarrier.try_wait
 // OVERLAP-TMA: arith.cmpi ugt
 // OVERLAP-TMA-NEXT: scf.if
-// OVERLAP-TMA: nvvm.mbarrier.try_wait.parity
+// OVERLAP-TMA: nvvm.mbarrier.try_wait
 // OVERLAP-TMA: nvvm.wgmma.wait.group.sync.aligned 1
 // OVERLAP-TMA: nvvm.wgmma.wait.group.sync.aligned 0
-// OVERLAP-TMA: nvvm.mbarrier.try_wait.parity
+// OVERLAP-TMA: nvvm.mbarrier.try_wait
 // OVERLAP-TMA: nvvm.wgmma.wait.group.sync.aligned 0
 // OVERLAP-TMA-NOT: nvgpu.device_async_copy
 // OVERLAP-TMA: return

@@ -159,7 +159,7 @@
 // TMA:     scf.if
 // TMA:       nvvm.mbarrier.arrive.expect_tx
 // TMA-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global
-// TMA:   nvvm.mbarrier.try_wait.parity
+// TMA:   nvvm.mbarrier.try_wait
 // TMA:   nvvm.wgmma.fence.aligned
 // TMA-COUNT-4: nvvm.wgmma.mma_async
 // TMA:   nvvm.wgmma.wait.group.sync.aligned 1
@@ -185,12 +185,12 @@
 // WS: scf.if
 // WS: scf.for
 // WS: arith.cmpi uge
-// WS: nvvm.mbarrier.try_wait.parity
+// WS: nvvm.mbarrier.try_wait
 // WS: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c24576_i32
 // WS-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // WS: } else {
 // WS: scf.for
-// WS: nvvm.mbarrier.try_wait.parity
+// WS: nvvm.mbarrier.try_wait
 // WS: nvvm.wgmma.fence.aligned
 // WS: nvvm.wgmma.wait.group.sync.aligned 1
 // WS: scf.if
