@@ -48,11 +48,14 @@
                                   softmax overlapping P·V, and
                                   attention-tma.so, wgmma with K and V
                                   loaded by TMA, and
-                                  attention-overlap-tma.so, both), each
+                                  attention-overlap-tma.so, both, and
+                                  attention-ws.so, TMA loads by a
+                                  producer warpgroup), each
                                   few-rows the
                                   model (model-few-rows-N.so, timed by
                                   `step` beside model.so); on sm_90a
-                                  model-tma.so and model-ws.so, timed by
+                                  model-tma.so, model-ws.so and
+                                  model-attention-ws.so, timed by
                                   `model` beside model.so
   gpu.py run DIR [attention] [projections] [decode] [step] [model]
                                   on the GPU machine: both sides' figures,
@@ -133,7 +136,8 @@ def prepare(directory, tilings, warp_rows, few_rows, arch="sm_90a"):
                  "wgmma-overlap": ["--gpu-attention-wgmma-overlap"],
                  "tma": ["--gpu-attention-tma"],
                  "overlap-tma": ["--gpu-attention-wgmma-overlap",
-                                 "--gpu-attention-tma"]}
+                                 "--gpu-attention-tma"],
+                 "ws": ["--gpu-attention-warp-specialized"]}
         for form, form_flags in forms.items():
             compiler.compile_mlir(text, directory / f"attention-{form}.so",
                                   flags=flags + form_flags)
@@ -162,6 +166,9 @@ def prepare(directory, tilings, warp_rows, few_rows, arch="sm_90a"):
         compiler.compile_model(dict(FULL, dtype="bf16"),
                                directory / "model-ws.so",
                                flags=flags + ["--gpu-matmul-warp-specialized"])
+        compiler.compile_model(
+            dict(FULL, dtype="bf16"), directory / "model-attention-ws.so",
+            flags=flags + ["--gpu-attention-warp-specialized"])
     compiler.compile_model(dict(FULL, dtype="bf16"),
                            directory / "model-split-kv.so",
                            flags=flags + ["--gpu-attention-split-kv"])
@@ -531,7 +538,8 @@ if __name__ == "__main__":
         if "model" in which:
             results["model"] = [
                 run_model(where, library)
-                for library in ("model.so", "model-tma.so", "model-ws.so")
+                for library in ("model.so", "model-tma.so", "model-ws.so",
+                                "model-attention-ws.so")
                 if (where / library).exists()]
         print(json.dumps(results))
     else:

@@ -54,6 +54,7 @@ variants=(warp-rows-32:attention:--gpu-attention-warp-rows=32
           wgmma-overlap:attention:--gpu-attention-wgmma-overlap
           attention-tma:attention:--gpu-attention-tma
           "overlap-tma:attention:--gpu-attention-wgmma-overlap --gpu-attention-tma"
+          attention-ws:attention:--gpu-attention-warp-specialized
           matmul-tma:projection:--gpu-matmul-tma
           matmul-warp-specialized:projection:--gpu-matmul-warp-specialized)
 

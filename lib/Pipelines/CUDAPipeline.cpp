@@ -70,6 +70,7 @@ void mlir::tfm::buildTfmCUDAKernelStage(
   attention.warpgroupMma = options.attentionWarpgroupMma;
   attention.warpgroupOverlap = options.attentionWarpgroupOverlap;
   attention.tma = options.attentionTma;
+  attention.warpSpecialized = options.attentionWarpSpecialized;
   pm.addNestedPass<func::FuncOp>(
       createTfmGPULowerBufferAttentionPass(attention));
   TfmGPUMapToKernelsPassOptions map;
@@ -111,6 +112,7 @@ void mlir::tfm::buildTfmToNVVMStage(
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
   pm.addNestedPass<gpu::GPUModuleOp>(
       createTfmNVVMExternDynamicSharedMemoryPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createTfmNVVMRegisterReallocationPass());
   // NVVM ops that lower to inline PTX (wgmma).
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertNVVMToLLVMPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());

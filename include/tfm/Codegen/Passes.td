@@ -834,6 +834,18 @@ def TfmGPULowerBufferAttentionPass
     whole; a NaN there would survive its probability of 0), then fenced
     for wgmma.
 
+    With `warp-specialized` (and `tma`, without `warpgroup-overlap`:
+    FlashAttention-3's warp specialization), a producer warpgroup of its
+    own (threads 0-127) runs ahead of the block's 2 tile warpgroups: its
+    thread 0 issues every K and V load into double buffers, each once both
+    tile warpgroups have freed the buffer's use before (a second barrier
+    object per buffer, on which one thread of each arrives once its wgmma
+    that read the buffer are done). No block barrier per tile: each tile
+    warpgroup waits only for its data and runs on its own. The producer
+    gives up registers (`setmaxnreg` 40) that the tile warpgroups take
+    (232). V's rows past the kv length are zeroed by each tile warpgroup,
+    published by a barrier of its own 128 threads.
+
     Any other element type or head dim is an error.
   }];
   let options = [
@@ -851,6 +863,10 @@ def TfmGPULowerBufferAttentionPass
     Option<"tma", "tma", "bool", /*default=*/"false",
            "With warpgroup-mma: K and V tiles loaded by TMA through "
            "tensor maps the host makes">,
+    Option<"warpSpecialized", "warp-specialized", "bool",
+           /*default=*/"false",
+           "With tma: a producer warpgroup issues the loads, the tile "
+           "warpgroups free each buffer through barrier objects">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",
@@ -1102,6 +1118,22 @@ def TfmNVVMExternDynamicSharedMemoryPass
     external declaration, as CUDA C++ declares
     `extern __shared__ char memory[]`: PTX's `.extern .shared` array, which
     starts where the launch's dynamic shared memory does.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def TfmNVVMRegisterReallocationPass
+    : Pass<"tfm-nvvm-register-reallocation", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "one block a multiprocessor for kernels that move registers "
+                "between warpgroups";
+  let description = [{
+    Runs on a `gpu.module` lowered to the LLVM dialect. A kernel with
+    `nvvm.setmaxregister` (PTX `setmaxnreg`: a producer warpgroup gives up
+    registers that the others take) gets `nvvm.minctasm = 1` (PTX
+    `.minnctapersm 1`), as CUTLASS's and FlashAttention-3's launch bounds
+    give theirs. Without it ptxas may start such a kernel with fewer
+    registers than its `.maxntid` share, cannot tell how many each
+    warpgroup has at entry, and drops every `setmaxnreg` (note C7508).
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }

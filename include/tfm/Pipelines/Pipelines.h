@@ -155,6 +155,12 @@ struct TfmLowerToNVVMPipelineOptions
       llvm::cl::desc("With attention-warpgroup-mma: K and V tiles loaded by "
                      "TMA (tfm-gpu-lower-buffer-attention's tma)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> attentionWarpSpecialized{
+      *this, "attention-warp-specialized",
+      llvm::cl::desc("With attention-tma: a producer warpgroup issues the "
+                     "loads (tfm-gpu-lower-buffer-attention's "
+                     "warp-specialized)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> matmulTma{
       *this, "matmul-tma",
       llvm::cl::desc("On sm_90a: the tensor-core projections' tiles loaded "

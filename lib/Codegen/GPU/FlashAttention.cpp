@@ -69,6 +69,11 @@ constexpr int64_t kKeys = 64;  // keys of a tile
 /// With warpgroup MMA, K and V tiles are stored as panels of 64 columns of
 /// D (128-byte rows, wgmma's swizzle atoms), this many bytes apart.
 constexpr int64_t kPanelBytes = kKeys * 128;
+/// Warp-specialized, the registers a thread of the producer warpgroup
+/// keeps and those a thread of a tile warpgroup takes: 40 · 128 + 232 · 256
+/// is what 384 threads have at 168 each (CUTLASS's split).
+constexpr int32_t kProducerRegisters = 40;
+constexpr int32_t kTileRegisters = 232;
 
 /// Whether the kernel computes attention of `query` and `value` types: both
 /// bf16 or both f16, head dim 64 or 128 (shared memory holds a [64, D] K
@@ -115,20 +120,34 @@ struct RowSplit {
   /// box per 64 columns of D; a barrier object per K and V buffer), the
   /// rows of V past the kv length zeroed once they land.
   bool tma = false;
+  /// With TMA, not overlap (FlashAttention-3's warp specialization): a
+  /// producer warpgroup first, whose thread 0 issues every K and V load
+  /// into double buffers once both tile warpgroups have freed the buffer
+  /// (a second barrier object per buffer); no block barrier per tile.
+  /// setmaxnreg moves registers from the producer to the tile warpgroups.
+  bool specialized = false;
 
+  /// The warps holding query rows (the producer's are apart).
   int64_t warps() const { return packed ? 1 : kRows / warpRows; }
   int64_t blockRows() const { return warps() * warpRows; }
-  int64_t threads() const { return 32 * warps(); }
+  int64_t threads() const { return 32 * warps() + (specialized ? 128 : 0); }
+  /// The threads that zero a tile's rows together: a tile warpgroup's when
+  /// specialized (each runs on its own), else the block's.
+  int64_t zeroingThreads() const { return specialized ? 128 : threads(); }
   int64_t rowTiles() const { return warpRows / 16; }
   bool queryShared() const { return warpRows > 16 && headDim > 64; }
-  /// K and V tiles (each double-buffered with overlap), then Q's if
-  /// shared, then with TMA a barrier object (8 bytes) per K and V buffer.
-  int64_t buffers() const { return overlap ? 2 : 1; }
+  /// K and V tiles (each double-buffered with overlap or specialized), then
+  /// Q's if shared, then with TMA a barrier object (8 bytes) per K and V
+  /// buffer, and specialized a second one each.
+  int64_t buffers() const { return overlap || specialized ? 2 : 1; }
+  int64_t barrierObjects() const {
+    return tma ? (specialized ? 4 : 2) * buffers() : 0;
+  }
   int64_t tileBytes() const { return kKeys * headDim * 2; }
   int64_t sharedBytes() const {
     return 2 * buffers() * tileBytes() +
            (queryShared() ? blockRows() * headDim * 2 : 0) +
-           (tma ? 2 * buffers() * 8 : 0);
+           barrierObjects() * 8;
   }
 };
 
@@ -186,12 +205,37 @@ private:
   /// double-buffered) from `firstRow` on (every row if null), stored
   /// through the generic proxy: wgmma needs them fenced.
   void zeroRowsFrom(Value tile, Value firstRow, Value buffer = nullptr);
-  /// zeroRowsFrom, fenced and published by the block's barrier.
+  /// zeroRowsFrom, fenced and published by the block's barrier, or
+  /// specialized by the tile warpgroup's own (named barrier 1 + its index:
+  /// 0 is the block's).
   void zeroRowsForWgmma(Value tile, Value firstRow, Value buffer = nullptr) {
     zeroRowsFrom(tile, firstRow, buffer);
     fenceAsyncProxy();
-    gpu::BarrierOp::create(b, loc);
+    if (!split.specialized) {
+      gpu::BarrierOp::create(b, loc);
+      return;
+    }
+    auto i32 = [&](int32_t value) -> Value {
+      return arith::ConstantIntOp::create(b, loc, b.getI32Type(), value);
+    };
+    NVVM::BarrierOp::create(b, loc, TypeRange{},
+                            arith::AddIOp::create(b, loc, tileGroup, i32(1)),
+                            i32(128), NVVM::BarrierReductionAttr{}, Value{});
   }
+  /// Specialized: the producer's loop (its thread 0's), each tile's K and
+  /// V loads, each once both tile warpgroups have freed its buffer's use
+  /// before.
+  void produce(Value ks, Value vs, Value tileBegin, Value tileLimit,
+               Value kvHead);
+  /// The shared address of `tile`'s buffer `buffer` (of the whole tile if
+  /// null).
+  Value bufferAddress(Value tile, Value buffer) {
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, tile);
+    return buffer ? add(base, mul(buffer, split.tileBytes())) : base;
+  }
+  /// Specialized: this tile warpgroup is done with buffer `buffer` of K
+  /// (or V) for this tile (one arrival per tile warpgroup).
+  void release(Value freedBarrier);
   /// The ldmatrix.x4 registers whose lane reads row `row` (low 3 bits: the
   /// lane's) and chunk `chunkBase ^ laneXor` of a swizzled tile.
   SmallVector<Value> loadSwizzled(Value tile, Value row, int64_t chunkBase,
@@ -211,7 +255,7 @@ private:
   /// for wgmma, which reads shared memory through the async proxy).
   void waitForTiles();
   /// The warpgroup's wgmma products of one batch, waited for: `acc` +
-  /// Σ_i a[i]·B_i, where B_i is the shared tile `tile` from byte `offset(i)`
+  /// Σ_i a[i]·B_i, where B_i is at shared address `base` + `offset(i)`
   /// (`leadingBytes` apart in the descriptor), N-major if `transposeB`.
   /// The descriptors of `count` B operands at shared address `base` +
   /// `offset(i)`. Computed before a batch's fence: ptxas serializes every
@@ -225,7 +269,7 @@ private:
                                    ArrayRef<Value> bDescriptors,
                                    bool transposeB, SmallVector<Value> acc);
   SmallVector<Value> warpgroupProducts(ArrayRef<SmallVector<Value>> a,
-                                       Value tile,
+                                       Value base,
                                        function_ref<int64_t(int64_t)> offset,
                                        int64_t leadingBytes, bool transposeB,
                                        SmallVector<Value> acc);
@@ -234,13 +278,22 @@ private:
   RowSplit split;
   int64_t headDim, chunks, group;
   MaskAttr mask;
-  // Per thread.
-  Value tid, lane, batch;
+  // Per thread; specialized, `tid` counts from the tile warpgroups' first
+  // thread, and `tileGroup` is the thread's tile warpgroup (an i32 that
+  // every thread of a warp holds from lane 0).
+  Value tid, lane, batch, tileGroup;
   // TMA: K's and V's barrier objects and tensor maps.
   Value barriers, kMap, vMap;
   Value kBarrier(Value buffer) { return barrierPointer(barriers, buffer); }
   Value vBarrier(Value buffer) {
     return barrierPointer(barriers, add(buffer, split.buffers()));
+  }
+  // Specialized: K's and V's buffer freed.
+  Value kFreed(Value buffer) {
+    return barrierPointer(barriers, add(buffer, 2 * split.buffers()));
+  }
+  Value vFreed(Value buffer) {
+    return barrierPointer(barriers, add(buffer, 3 * split.buffers()));
   }
 };
 
@@ -254,13 +307,43 @@ void KernelBuilder::loadTileBoxes(Value map, Value head, Value first,
             add(start, panel * kPanelBytes), barrier);
 }
 
+void KernelBuilder::produce(Value ks, Value vs, Value tileBegin,
+                            Value tileLimit, Value kvHead) {
+  scf::ForOp::create(
+      b, loc, tileBegin, tileLimit, index(kKeys), ValueRange{},
+      [&](OpBuilder &, Location, Value tileStart, ValueRange) {
+        // Tile n goes to buffer n mod 2 as its use u = n / 2, which waits
+        // for the buffer's freed barrier object to complete phase u - 1.
+        Value tileIndex = div(sub(tileStart, tileBegin), kKeys);
+        Value buffer = rem(tileIndex, 2), use = div(tileIndex, 2);
+        auto waitUntilFreed = [&](Value freed) {
+          auto reused = scf::IfOp::create(
+              b, loc, cmp(arith::CmpIPredicate::ugt, use, index(0)));
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(reused.thenBlock());
+          waitForPhase(freed, rem(sub(use, index(1)), 2));
+        };
+        waitUntilFreed(kFreed(buffer));
+        loadTileBoxes(kMap, kvHead, tileStart, ks, kBarrier(buffer), buffer);
+        waitUntilFreed(vFreed(buffer));
+        loadTileBoxes(vMap, kvHead, tileStart, vs, vBarrier(buffer), buffer);
+        scf::YieldOp::create(b, loc);
+      });
+}
+
+void KernelBuilder::release(Value freedBarrier) {
+  onFirstThread(rem(tid, 128), [&] { arrive(freedBarrier); });
+}
+
 void KernelBuilder::zeroRowsFrom(Value tile, Value firstRow, Value buffer) {
   auto zeros = arith::ConstantOp::create(
       b, loc,
       DenseElementsAttr::get(VectorType::get({8}, element),
                              b.getZeroAttr(element)));
-  for (int64_t i = 0; i < kKeys * chunks / split.threads(); ++i) {
-    Value id = add(tid, i * split.threads());
+  int64_t threads = split.zeroingThreads();
+  Value first = split.specialized ? rem(tid, 128) : tid;
+  for (int64_t i = 0; i < kKeys * chunks / threads; ++i) {
+    Value id = add(first, i * threads);
     Value row = div(id, chunks), chunk = rem(id, chunks);
     OpBuilder::InsertionGuard guard(b);
     if (firstRow) {
@@ -350,11 +433,10 @@ KernelBuilder::issueProducts(ArrayRef<SmallVector<Value>> a,
 }
 
 SmallVector<Value>
-KernelBuilder::warpgroupProducts(ArrayRef<SmallVector<Value>> a, Value tile,
+KernelBuilder::warpgroupProducts(ArrayRef<SmallVector<Value>> a, Value base,
                                  function_ref<int64_t(int64_t)> offset,
                                  int64_t leadingBytes, bool transposeB,
                                  SmallVector<Value> acc) {
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, tile);
   SmallVector<Value> bDescriptors =
       descriptors(base, a.size(), offset, leadingBytes);
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
@@ -373,7 +455,8 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
   kMap = kTensorMap;
   vMap = vTensorMap;
   int64_t rowTiles = split.rowTiles();
-  tid = launch.getThreadIds().x;
+  Value threadId = launch.getThreadIds().x;
+  tid = split.specialized ? sub(threadId, index(128)) : threadId;
   Value warp = div(tid, 32);
   lane = rem(tid, 32);
   Value quadRow = div(lane, 4), quadColumn = rem(lane, 4);
@@ -431,6 +514,51 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
     tileLimit = min(tileLimit, add(rangeBegin, rangeKeys));
   }
 
+  // Specialized, the producer warpgroup (the first) runs its loop, and
+  // the rest of the kernel is the tile warpgroups'.
+  if (split.specialized) {
+    onFirstThread(threadId, [&] {
+      // Loads land on one arrival (the producer's) and their bytes; a
+      // buffer is freed by one arrival of each tile warpgroup.
+      SmallVector<int64_t> arrivals(2 * split.buffers(), 1);
+      arrivals.append(2 * split.buffers(), split.warps() / 4);
+      initBarriers(barriers, arrivals);
+    });
+    gpu::BarrierOp::create(b, loc);
+    // The warpgroup's index as lane 0 has it: warp-uniform to ptxas,
+    // which otherwise serializes the wgmma in a branch it cannot prove
+    // every thread of a warpgroup takes (C7520).
+    Type i32 = b.getI32Type();
+    Value warpgroup =
+        arith::IndexCastOp::create(b, loc, i32, div(threadId, 128));
+    warpgroup = gpu::ShuffleOp::create(b, loc, warpgroup, /*offset=*/0,
+                                       /*width=*/32, gpu::ShuffleMode::IDX)
+                    .getShuffleResult();
+    Value zeroI32 = arith::ConstantIntOp::create(b, loc, i32, 0);
+    auto roles = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warpgroup,
+                              zeroI32),
+        /*withElseRegion=*/true);
+    auto setMaxRegisters = [&](int32_t count,
+                               NVVM::SetMaxRegisterAction action) {
+      NVVM::SetMaxRegisterOp::create(
+          b, loc, b.getI32IntegerAttr(count),
+          NVVM::SetMaxRegisterActionAttr::get(b.getContext(), action));
+    };
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(roles.thenBlock());
+      setMaxRegisters(kProducerRegisters, NVVM::SetMaxRegisterAction::decrease);
+      onFirstThread(threadId,
+                    [&] { produce(ks, vs, tileBegin, tileLimit, kvHead); });
+    }
+    b.setInsertionPointToStart(roles.elseBlock());
+    setMaxRegisters(kTileRegisters, NVVM::SetMaxRegisterAction::increase);
+    tileGroup = arith::SubIOp::create(
+        b, loc, warpgroup, arith::ConstantIntOp::create(b, loc, i32, 1));
+  }
+
   // The warp's rows in the block: row tiles of 16 from warpRow.
   Value warpRow = mul(warp, split.warpRows);
   Value lastRow = sub(queries, index(1));
@@ -481,17 +609,19 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
                         2 * kk, xorRowsThenChunks, /*transpose=*/false);
   };
 
-  // With TMA, thread 0 readies the barrier objects before anyone waits.
-  if (split.tma) {
+  // With TMA, thread 0 readies the barrier objects before anyone waits
+  // (specialized, before the roles).
+  if (split.tma && !split.specialized) {
     onFirstThread(tid, [&] {
       initBarriers(barriers, SmallVector<int64_t>(2 * split.buffers(), 1));
     });
     gpu::BarrierOp::create(b, loc);
   }
-  // K of the first tile (and the block's Q if shared), if any.
-  auto anyTile = scf::IfOp::create(
-      b, loc, cmp(arith::CmpIPredicate::slt, tileBegin, tileLimit));
-  {
+  // K of the first tile (and the block's Q if shared), if any; specialized,
+  // the producer's.
+  if (!split.specialized) {
+    auto anyTile = scf::IfOp::create(
+        b, loc, cmp(arith::CmpIPredicate::slt, tileBegin, tileLimit));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(anyTile.thenBlock());
     if (split.queryShared())
@@ -830,9 +960,16 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
         [&](OpBuilder &, Location, Value tileStart, ValueRange state) {
           // K of this tile has landed, and every warp is past the last
           // tile's P·V: V may be overwritten. With TMA each barrier object
-          // completes a phase per tile: the tile's parity.
-          Value parity;
-          if (split.tma) {
+          // completes a phase per tile: the tile's parity. Specialized,
+          // tile n is buffer n mod 2's use n / 2, and only this
+          // warpgroup waits.
+          Value parity, buffer;
+          if (split.specialized) {
+            Value tileIndex = div(sub(tileStart, tileBegin), kKeys);
+            buffer = rem(tileIndex, 2);
+            parity = rem(div(tileIndex, 2), 2);
+            waitForPhase(kBarrier(buffer), parity);
+          } else if (split.tma) {
             parity = rem(div(sub(tileStart, tileBegin), kKeys), 2);
             gpu::BarrierOp::create(b, loc);
             onFirstThread(tid, [&] {
@@ -854,10 +991,15 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
             // 16 columns of D: K-major (a key's D contiguous), step kk in
             // panel kk / 4 at byte 32·(kk mod 4) of each row.
             SmallVector<Value> acc = warpgroupProducts(
-                queryRegs[0], ks,
-                [](int64_t kk) { return (kk / 4) * kPanelBytes + (kk % 4) * 32; },
+                queryRegs[0], bufferAddress(ks, buffer),
+                [](int64_t kk) {
+                  return (kk / 4) * kPanelBytes + (kk % 4) * 32;
+                },
                 /*leadingBytes=*/16, /*transposeB=*/false,
                 SmallVector<Value>(kKeys / 2, zero));
+            // The products are done reading K.
+            if (split.specialized)
+              release(kFreed(buffer));
             for (int64_t n = 0; n < kKeys / 8; ++n)
               for (int64_t e = 0; e < 4; ++e)
                 scores[0][n][e] = acc[n * 4 + e];
@@ -889,7 +1031,16 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
           auto more = [&] {
             return cmp(arith::CmpIPredicate::slt, tileEnd, tileLimit);
           };
-          if (split.tma) {
+          if (split.specialized) {
+            waitForPhase(vBarrier(buffer), parity);
+            if (lengths) {
+              auto cut = scf::IfOp::create(
+                  b, loc, cmp(arith::CmpIPredicate::sgt, tileEnd, keyEnd));
+              OpBuilder::InsertionGuard guard(b);
+              b.setInsertionPointToStart(cut.thenBlock());
+              zeroRowsForWgmma(vs, sub(keyEnd, tileStart), buffer);
+            }
+          } else if (split.tma) {
             gpu::BarrierOp::create(b, loc);
             onFirstThread(tid, [&] {
               auto next = scf::IfOp::create(b, loc, more());
@@ -923,11 +1074,14 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
             // kPanelBytes apart.
             int64_t at = accAt(0, 0);
             SmallVector<Value> acc = warpgroupProducts(
-                probabilities[0], vs, [](int64_t j) { return j * 16 * 128; },
+                probabilities[0], bufferAddress(vs, buffer),
+                [](int64_t j) { return j * 16 * 128; },
                 /*leadingBytes=*/kPanelBytes, /*transposeB=*/true,
                 SmallVector<Value>(next.begin() + at,
                                    next.begin() + at + headDim / 2));
             std::copy(acc.begin(), acc.end(), next.begin() + at);
+            if (split.specialized)
+              release(vFreed(buffer));
           } else {
             // O += P V; each V fragment feeds every row tile.
             for (int64_t j = 0; j < kKeys / 16; ++j)
@@ -1360,7 +1514,8 @@ void writeIntoCopyTarget(BufferAttentionOp op) {
 /// no host branch around it, which would make gpu-async-region wait for
 /// the stream before and after it.
 void launchKernel(IRRewriter &rewriter, BufferAttentionOp op, int64_t warpRows,
-                  bool splitKV, bool warpgroupMma, bool overlap, bool tma) {
+                  bool splitKV, bool warpgroupMma, bool overlap, bool tma,
+                  bool warpSpecialized) {
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   Value q = op.getQuery();
@@ -1377,6 +1532,7 @@ void launchKernel(IRRewriter &rewriter, BufferAttentionOp op, int64_t warpRows,
   split.warpgroups = warpgroupMma && !split.packed;
   split.overlap = split.warpgroups && overlap;
   split.tma = split.warpgroups && tma;
+  split.specialized = split.tma && warpSpecialized;
   auto constant = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(rewriter, loc, value);
   };
@@ -1434,8 +1590,8 @@ void launchKernel(IRRewriter &rewriter, BufferAttentionOp op, int64_t warpRows,
       SmallVector<int64_t> shape = {rows, split.headDim};
       if (split.warpgroups)
         shape = {split.headDim / 64, rows, 64};
-      if (split.overlap)
-        shape.insert(shape.begin(), 2);
+      if (split.buffers() > 1)
+        shape.insert(shape.begin(), split.buffers());
       return sharedView(rewriter, loc, shared, shape,
                         resultType.getElementType(), offset);
     };
@@ -1447,7 +1603,7 @@ void launchKernel(IRRewriter &rewriter, BufferAttentionOp op, int64_t warpRows,
     // (No Q tile with warpgroups, hence with TMA.)
     Value barriers =
         split.tma
-            ? sharedView(rewriter, loc, shared, {2 * buffers},
+            ? sharedView(rewriter, loc, shared, {split.barrierObjects()},
                          rewriter.getI64Type(), 2 * buffers * split.tileBytes())
             : Value();
     KernelBuilder(rewriter, loc, op, split)
@@ -1488,6 +1644,12 @@ struct TfmGPULowerBufferAttentionPass
                                "warpgroup-mma");
       return signalPassFailure();
     }
+    if (warpSpecialized && (!tma || warpgroupOverlap)) {
+      getOperation().emitError("tfm-gpu-lower-buffer-attention: "
+                               "warp-specialized takes tma, without "
+                               "warpgroup-overlap");
+      return signalPassFailure();
+    }
     if (warpgroupMma && warpRows != 16) {
       getOperation().emitError("tfm-gpu-lower-buffer-attention: "
                                "warpgroup-mma takes warp-rows 16");
@@ -1501,7 +1663,7 @@ struct TfmGPULowerBufferAttentionPass
       }
       writeIntoCopyTarget(op);
       launchKernel(rewriter, op, warpRows, splitKV, warpgroupMma,
-                   warpgroupOverlap, tma);
+                   warpgroupOverlap, tma, warpSpecialized);
     }
   }
 };

@@ -100,10 +100,12 @@ public:
     if (options.gpuAttentionWarpRows)
       pipeline.attentionWarpRows = options.gpuAttentionWarpRows;
     pipeline.attentionSplitKV = options.gpuAttentionSplitKV;
-    pipeline.attentionWarpgroupMma = options.gpuAttentionWgmma ||
-                                     options.gpuAttentionWgmmaOverlap ||
-                                     options.gpuAttentionTma;
-    pipeline.attentionTma = options.gpuAttentionTma;
+    pipeline.attentionWarpgroupMma =
+        options.gpuAttentionWgmma || options.gpuAttentionWgmmaOverlap ||
+        options.gpuAttentionTma || options.gpuAttentionWarpSpecialized;
+    pipeline.attentionTma =
+        options.gpuAttentionTma || options.gpuAttentionWarpSpecialized;
+    pipeline.attentionWarpSpecialized = options.gpuAttentionWarpSpecialized;
     pipeline.attentionWarpgroupOverlap = options.gpuAttentionWgmmaOverlap;
     pipeline.matmulTma =
         options.gpuMatmulTma || options.gpuMatmulWarpSpecialized;
@@ -320,12 +322,13 @@ mlir::tfm::createCUDATarget(const TargetOptions &options) {
       llvm::find_if(kArchitectures, [&](const auto &known) {
         return known.first == chip;
       });
-  StringRef wgmmaFlag = options.gpuAttentionWgmmaOverlap
-                            ? "--gpu-attention-wgmma-overlap"
-                        : options.gpuAttentionTma ? "--gpu-attention-tma"
-                                                  : "--gpu-attention-wgmma";
+  StringRef wgmmaFlag =
+      options.gpuAttentionWarpSpecialized ? "--gpu-attention-warp-specialized"
+      : options.gpuAttentionWgmmaOverlap  ? "--gpu-attention-wgmma-overlap"
+      : options.gpuAttentionTma           ? "--gpu-attention-tma"
+                                          : "--gpu-attention-wgmma";
   bool wgmma = options.gpuAttentionWgmma || options.gpuAttentionWgmmaOverlap ||
-               options.gpuAttentionTma;
+               options.gpuAttentionTma || options.gpuAttentionWarpSpecialized;
 
   if (wgmma && chip != "sm_90a")
     return llvm::createStringError(wgmmaFlag +
@@ -336,6 +339,10 @@ mlir::tfm::createCUDATarget(const TargetOptions &options) {
         wgmmaFlag +
         " takes 16 rows a warp (a warpgroup's 64 rows), not "
         "--gpu-attention-warp-rows=32");
+  if (options.gpuAttentionWarpSpecialized && options.gpuAttentionWgmmaOverlap)
+    return llvm::createStringError(
+        "--gpu-attention-warp-specialized takes the wgmma loop without "
+        "--gpu-attention-wgmma-overlap");
   if ((options.gpuMatmulTma || options.gpuMatmulWarpSpecialized) &&
       chip != "sm_90a")
     return llvm::createStringError(

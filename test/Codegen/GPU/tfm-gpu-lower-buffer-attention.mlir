@@ -10,6 +10,9 @@
 // RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true tma=true}))" --verify-diagnostics | FileCheck %s --check-prefix=TMA
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{tma=true}))" 2>&1 | FileCheck %s --check-prefix=TMA-ALONE
 // RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true warpgroup-overlap=true tma=true}))" --verify-diagnostics | FileCheck %s --check-prefix=OVERLAP-TMA
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true tma=true warp-specialized=true}))" --verify-diagnostics | FileCheck %s --check-prefix=WS
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true warp-specialized=true}))" 2>&1 | FileCheck %s --check-prefix=WS-ALONE
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true warpgroup-overlap=true tma=true warp-specialized=true}))" 2>&1 | FileCheck %s --check-prefix=WS-ALONE
 
 // The kernel of a causal GQA attention with kv lengths, with no host branch
 // around it (an empty grid is the runtime's to skip); blocks of 256 threads over (query tiles of 128, heads,
@@ -20,6 +23,7 @@
 // mask cuts, and keeps the softmax state in registers; the result stored
 // as pairs.
 // TMA-ALONE: error: tfm-gpu-lower-buffer-attention: tma takes warpgroup-mma
+// WS-ALONE: error: tfm-gpu-lower-buffer-attention: warp-specialized takes tma, without warpgroup-overlap
 
 // With warpgroup MMA and TMA loads, the host makes tensor maps of K and V in
 // boxes of 1x1x64x64 (128-byte swizzle, zeros outside), which the kernel
@@ -212,6 +216,55 @@ func.func @kernel(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x?x64xbf16>,
 // With kv lengths, after the loop the last tile's V, once it has landed,
 // has its rows past the length zeroed in its buffer, fenced, before its
 // P·V.
+// Warp-specialized: 384 threads, K and V double-buffered (32 KiB) and
+// eight barrier objects: K and V landed (one arrival each), then K and V
+// freed (one arrival of each tile warpgroup). The roles branch on the
+// warpgroup index shuffled from lane 0. The producer gives up registers and
+// its thread 0 loops over the tiles: a buffer's reuse waits for it to be
+// freed, then the tile's K and V boxes go to it. The tile warpgroups take
+// the registers; per tile, with no block barrier, each waits for K, frees
+// it once QKᵀ is done, waits for V, zeroes V's rows past the kv length
+// (published by its own 128-thread barrier), frees V after P·V.
+// WS-LABEL: func.func @kernel
+// WS: gpu.launch {{.*}} in (%{{.*}} = %c384, {{.*}} dynamic_shared_memory_size %c32832_i32
+// WS: memref.view {{.*}}[%c16384][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2x1x64x64xbf16, #gpu.address_space<workgroup>>
+// WS: memref.view {{.*}}[%c32768][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<8xi64, #gpu.address_space<workgroup>>
+// WS-COUNT-4: nvvm.mbarrier.init %{{.*}}, %c1_i32{{.*}} : !llvm.ptr<3>, i32
+// WS-COUNT-4: nvvm.mbarrier.init %{{.*}}, %c2_i32{{.*}} : !llvm.ptr<3>, i32
+// WS: nvvm.fence.mbarrier.init
+// WS: gpu.barrier
+// WS: gpu.shuffle idx
+// WS: scf.if
+// WS-NEXT: nvvm.setmaxregister decrease 40
+// WS: scf.for
+// WS: nvvm.mbarrier.try_wait
+// WS: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c8192_i32
+// WS: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// WS: nvvm.mbarrier.try_wait
+// WS: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c8192_i32
+// WS: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// WS: nvvm.setmaxregister increase 232
+// WS-NOT: gpu.barrier
+// WS: scf.for
+// WS-NOT: gpu.barrier
+// WS: nvvm.mbarrier.try_wait
+// WS-NOT: gpu.barrier
+// WS: nvvm.wgmma.wait.group.sync.aligned 0
+// WS-NOT: gpu.barrier
+// WS: nvvm.mbarrier.arrive %
+// WS-NOT: gpu.barrier
+// WS: nvvm.mbarrier.try_wait
+// WS-NOT: gpu.barrier
+// WS: vector.store %{{.*}} : memref<2x1x64x64xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// WS-NOT: gpu.barrier
+// WS: nvvm.fence.proxy
+// WS: nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
+// WS-NOT: gpu.barrier
+// WS: nvvm.wgmma.wait.group.sync.aligned 0
+// WS-NOT: gpu.barrier
+// WS: nvvm.mbarrier.arrive %
+// WS-NOT: gpu.barrier
+// WS: return
 // OVERLAP-TMA-LABEL: func.func @kernel
 // OVERLAP-TMA: scf.for
 // OVERLAP-TMA: arith.ceildivui
