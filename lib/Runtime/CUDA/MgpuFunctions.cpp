@@ -21,6 +21,8 @@
 
 #include "CUDADriver.h"
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -390,18 +392,26 @@ void *mgpuTensorMapEncodeTiledMemref(int64_t rank, void *descriptor,
   // same from call to call (its buffers come back from the pool at the same
   // addresses), so a call only looks them up. Uploaded with the context
   // synchronized, so that no stream launches a kernel before its map has
-  // landed; all dropped when there are many.
-  std::vector<int64_t> key = {reinterpret_cast<int64_t>(address),
-                              rank,
-                              dataType,
-                              interleave,
-                              swizzle,
-                              l2Promotion,
-                              oobFill};
-  key.insert(key.end(), sizes, sizes + 2 * rank);
-  key.insert(key.end(), box, box + rank);
+  // landed. When there are many, they are retired as a whole and freed at
+  // the next such turn: a map handed out just before a turn may still be
+  // on its way to a launch, but not 4096 encodings later.
+  // The key: the address, rank, the encoding's kinds, then sizes, strides
+  // and box, each padded to 5 dims (rank <= 5).
+  constexpr int64_t kMaxRank = 5;
+  std::array<int64_t, 7 + 3 *kMaxRank> key = {
+      reinterpret_cast<int64_t>(address),
+      rank,
+      dataType,
+      interleave,
+      swizzle,
+      l2Promotion,
+      oobFill};
+  std::copy(sizes, sizes + rank, key.begin() + 7);
+  std::copy(strides, strides + rank, key.begin() + 7 + kMaxRank);
+  std::copy(box, box + rank, key.begin() + 7 + 2 * kMaxRank);
+  using Maps = std::map<decltype(key), CUdeviceptr>;
   static std::mutex mutex;
-  static std::map<std::vector<int64_t>, CUdeviceptr> uploaded;
+  static Maps uploaded, retired;
   constexpr size_t kMaxUploaded = 4096;
   std::lock_guard<std::mutex> lock(mutex);
   auto found = uploaded.find(key);
@@ -430,8 +440,9 @@ void *mgpuTensorMapEncodeTiledMemref(int64_t rank, void *descriptor,
   if (uploaded.size() >= kMaxUploaded) {
     if (!call("cuCtxSynchronize", cuda->ctxSynchronize))
       return nullptr;
-    for (auto &[unused, pointer] : uploaded)
+    for (auto &[unused, pointer] : retired)
       cuda->memFree(pointer);
+    retired = std::move(uploaded);
     uploaded.clear();
   }
   CUdeviceptr pointer = 0;
