@@ -145,8 +145,9 @@ std::string checkTiling(const Tiling &t) {
     return "a block's rows and columns must be multiples of a warp's";
   if (t.threads() > 1024)
     return "a block may have at most 32 warps";
-  if ((t.blockRows * t.chunks()) % t.threads() != 0 ||
-      (t.blockColumns * t.chunks()) % t.threads() != 0)
+  // cp.async's copies are shared by every thread (TMA's are one thread's).
+  if (!t.tma && ((t.blockRows * t.chunks()) % t.threads() != 0 ||
+                 (t.blockColumns * t.chunks()) % t.threads() != 0))
     return "every thread must copy the same number of 16-byte chunks of a "
            "step";
   int64_t maxBytes = t.warpgroups ? kMaxSharedBytesSm90 : kMaxSharedBytes;

@@ -6,6 +6,7 @@
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{tma=true}))" 2>&1 | FileCheck %s --check-prefix=TMA-MMA
 // RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true warp-specialized=true}))" | FileCheck %s --check-prefix=WS
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true warp-specialized=true}))" 2>&1 | FileCheck %s --check-prefix=WS-TMA
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true warp-specialized=true tile=128,256,64,4,64,256}))" | FileCheck %s --check-prefix=WS-TILE
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true tile=64,512,64,3,64,256}))" 2>&1 | FileCheck %s --check-prefix=TMA-BOX
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{tile=128,128,48,3,64,64}))" 2>&1 | FileCheck %s --check-prefix=STEP
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{tile=256,256,64,4,64,64}))" 2>&1 | FileCheck %s --check-prefix=SMEM
@@ -174,6 +175,12 @@
 // object (the parity of its use before); the others compute, waiting for
 // each step's tiles, and after a step's products one thread a warpgroup
 // frees the stage of the step before.
+// A tiling given for the specialized form: 2 tile warpgroups and the
+// producer (no cp.async, so no share of copies for 384 threads to divide),
+// 4 stages of 128x64 A and 256x64 B tiles (196608 bytes) and 8 barrier
+// objects.
+// WS-TILE-LABEL: func.func @projection
+// WS-TILE: gpu.launch {{.*}} threads(%{{.*}}) in (%{{.*}} = %c384{{.*}}, {{.*}} dynamic_shared_memory_size %c196672_i32
 // WS-LABEL: func.func @projection
 // WS: gpu.launch {{.*}} threads(%{{.*}}) in (%{{.*}} = %c256{{.*}}, {{.*}} dynamic_shared_memory_size %c98368_i32
 // WS: memref.view {{.*}}[%c98304][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<8xi64, #gpu.address_space<workgroup>>
