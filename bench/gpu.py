@@ -50,7 +50,9 @@
                                   loaded by TMA, and
                                   attention-overlap-tma.so, both, and
                                   attention-ws.so, TMA loads by a
-                                  producer warpgroup), each
+                                  producer warpgroup, and
+                                  attention-overlap-ws.so, with the
+                                  overlap), each
                                   few-rows the
                                   model (model-few-rows-N.so, timed by
                                   `step` beside model.so); on sm_90a
@@ -137,7 +139,9 @@ def prepare(directory, tilings, warp_rows, few_rows, arch="sm_90a"):
                  "tma": ["--gpu-attention-tma"],
                  "overlap-tma": ["--gpu-attention-wgmma-overlap",
                                  "--gpu-attention-tma"],
-                 "ws": ["--gpu-attention-warp-specialized"]}
+                 "ws": ["--gpu-attention-warp-specialized"],
+                 "overlap-ws": ["--gpu-attention-wgmma-overlap",
+                                "--gpu-attention-warp-specialized"]}
         for form, form_flags in forms.items():
             compiler.compile_mlir(text, directory / f"attention-{form}.so",
                                   flags=flags + form_flags)

@@ -55,6 +55,7 @@ variants=(warp-rows-32:attention:--gpu-attention-warp-rows=32
           attention-tma:attention:--gpu-attention-tma
           "overlap-tma:attention:--gpu-attention-wgmma-overlap --gpu-attention-tma"
           attention-ws:attention:--gpu-attention-warp-specialized
+          "overlap-ws:attention:--gpu-attention-wgmma-overlap --gpu-attention-warp-specialized"
           matmul-tma:projection:--gpu-matmul-tma
           matmul-warp-specialized:projection:--gpu-matmul-warp-specialized)
 

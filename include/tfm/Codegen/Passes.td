@@ -834,8 +834,8 @@ def TfmGPULowerBufferAttentionPass
     whole; a NaN there would survive its probability of 0), then fenced
     for wgmma.
 
-    With `warp-specialized` (and `tma`, without `warpgroup-overlap`:
-    FlashAttention-3's warp specialization), a producer warpgroup of its
+    With `warp-specialized` (and `tma`, with or without
+    `warpgroup-overlap`: FlashAttention-3's warp specialization), a producer warpgroup of its
     own (threads 0-127) runs ahead of the block's 2 tile warpgroups: its
     thread 0 issues every K and V load into double buffers, each once both
     tile warpgroups have freed the buffer's use before (a second barrier
@@ -844,7 +844,11 @@ def TfmGPULowerBufferAttentionPass
     warpgroup waits only for its data and runs on its own. The producer
     gives up registers (`setmaxnreg` 40) that the tile warpgroups take
     (232). V's rows past the kv length are zeroed by each tile warpgroup,
-    published by a barrier of its own 128 threads.
+    published by a barrier of its own 128 threads. With the overlap, the
+    producer may fill both V buffers before the first tile's P·V of "the
+    tile before" has read one, so that P·V reads a zeroed tile of its own
+    (after the K and V buffers), and a tile warpgroup frees K once a
+    tile's scores are done and the last tile's V once its P·V is.
 
     Any other element type or head dim is an error.
   }];

@@ -120,11 +120,13 @@ struct RowSplit {
   /// box per 64 columns of D; a barrier object per K and V buffer), the
   /// rows of V past the kv length zeroed once they land.
   bool tma = false;
-  /// With TMA, not overlap (FlashAttention-3's warp specialization): a
-  /// producer warpgroup first, whose thread 0 issues every K and V load
-  /// into double buffers once both tile warpgroups have freed the buffer
-  /// (a second barrier object per buffer); no block barrier per tile.
-  /// setmaxnreg moves registers from the producer to the tile warpgroups.
+  /// With TMA (FlashAttention-3's warp specialization): a producer
+  /// warpgroup first, whose thread 0 issues every K and V load into double
+  /// buffers once both tile warpgroups have freed the buffer (a second
+  /// barrier object per buffer); no block barrier per tile. setmaxnreg
+  /// moves registers from the producer to the tile warpgroups. With
+  /// overlap, the first tile's P·V of "the tile before" reads a zeroed
+  /// tile of its own, as the producer may fill both V buffers at once.
   bool specialized = false;
 
   /// The warps holding query rows (the producer's are apart).
@@ -137,16 +139,19 @@ struct RowSplit {
   int64_t rowTiles() const { return warpRows / 16; }
   bool queryShared() const { return warpRows > 16 && headDim > 64; }
   /// K and V tiles (each double-buffered with overlap or specialized), then
-  /// Q's if shared, then with TMA a barrier object (8 bytes) per K and V
-  /// buffer, and specialized a second one each.
+  /// the zeroed tile or Q's if shared, then with TMA a barrier object (8
+  /// bytes) per K and V buffer, and specialized a second one each.
   int64_t buffers() const { return overlap || specialized ? 2 : 1; }
+  bool zeroTile() const { return specialized && overlap; }
+  int64_t tilesBytes() const {
+    return (2 * buffers() + (zeroTile() ? 1 : 0)) * tileBytes();
+  }
   int64_t barrierObjects() const {
     return tma ? (specialized ? 4 : 2) * buffers() : 0;
   }
   int64_t tileBytes() const { return kKeys * headDim * 2; }
   int64_t sharedBytes() const {
-    return 2 * buffers() * tileBytes() +
-           (queryShared() ? blockRows() * headDim * 2 : 0) +
+    return tilesBytes() + (queryShared() ? blockRows() * headDim * 2 : 0) +
            barrierObjects() * 8;
   }
 };
@@ -176,7 +181,7 @@ public:
   void build(gpu::LaunchOp launch, Value q, Value k, Value v, Value lengths,
              Value out, Value ks, Value vs, Value qs, Value partial, Value lse,
              Value barriers = nullptr, Value kMap = nullptr,
-             Value vMap = nullptr);
+             Value vMap = nullptr, Value zeroTile = nullptr);
 
 private:
   /// A query row of the block as a lane holds it: its head and its query
@@ -282,6 +287,8 @@ private:
   // thread, and `tileGroup` is the thread's tile warpgroup (an i32 that
   // every thread of a warp holds from lane 0).
   Value tid, lane, batch, tileGroup;
+  // Specialized with overlap: the zeroed tile.
+  Value zeros;
   // TMA: K's and V's barrier objects and tensor maps.
   Value barriers, kMap, vMap;
   Value kBarrier(Value buffer) { return barrierPointer(barriers, buffer); }
@@ -450,8 +457,9 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
                           Value lengths, Value out, Value ks, Value vs,
                           Value qs, Value partial, Value lse,
                           Value barrierObjects, Value kTensorMap,
-                          Value vTensorMap) {
+                          Value vTensorMap, Value zeroTile) {
   barriers = barrierObjects;
+  zeros = zeroTile;
   kMap = kTensorMap;
   vMap = vTensorMap;
   int64_t rowTiles = split.rowTiles();
@@ -802,8 +810,14 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
   // runs once the first is done, while the second runs, and O is rescaled
   // after it. K and V are double-buffered (tile n in buffer n mod 2); P of
   // the last tile joins the loop state, and its P·V follows the loop. Before
-  // the first tile, P is zeros against a zeroed V buffer.
+  // the first tile, P is zeros against a zeroed V buffer (specialized, the
+  // zeroed tile, which each tile warpgroup zeroes for itself).
   auto overlappedTiles = [&]() -> SmallVector<Value> {
+    Value zerosBase;
+    if (split.zeroTile()) {
+      zeroRowsForWgmma(zeros, /*firstRow=*/nullptr);
+      zerosBase = bufferAddress(zeros, nullptr);
+    }
     int64_t pAt = init.size();
     SmallVector<Value> initial(init);
     initial.append(kKeys / 4,
@@ -830,15 +844,19 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
             return cmp(arith::CmpIPredicate::slt, tileEnd, tileLimit);
           };
           if (split.tma) {
-            gpu::BarrierOp::create(b, loc);
-            onFirstThread(tid, [&] {
-              loadTileBoxes(vMap, kvHead, tileStart, vs, vBarrier(current),
-                            current);
-              auto next = scf::IfOp::create(b, loc, more());
-              OpBuilder::InsertionGuard guard(b);
-              b.setInsertionPointToStart(next.thenBlock());
-              loadTileBoxes(kMap, kvHead, tileEnd, ks, kBarrier(other), other);
-            });
+            // Specialized, the producer's loads; only waits here.
+            if (!split.specialized) {
+              gpu::BarrierOp::create(b, loc);
+              onFirstThread(tid, [&] {
+                loadTileBoxes(vMap, kvHead, tileStart, vs, vBarrier(current),
+                              current);
+                auto next = scf::IfOp::create(b, loc, more());
+                OpBuilder::InsertionGuard guard(b);
+                b.setInsertionPointToStart(next.thenBlock());
+                loadTileBoxes(kMap, kvHead, tileEnd, ks, kBarrier(other),
+                              other);
+              });
+            }
             // Buffer n mod 2 holds tiles n, n + 2, ...: tile n is its
             // use n / 2. Before the first tile, "the last V" is the zeroed
             // buffer, which no load fills.
@@ -860,8 +878,13 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
           SmallVector<Value> keyDescriptors =
               descriptors(add(kBase, mul(current, bytes)), headDim / 16,
                           kOffset, /*leadingBytes=*/16);
+          Value lastValues = add(vBase, mul(other, bytes));
+          if (split.zeroTile())
+            lastValues = arith::SelectOp::create(
+                b, loc, cmp(arith::CmpIPredicate::eq, tileIndex, index(0)),
+                zerosBase, lastValues);
           SmallVector<Value> valueDescriptors =
-              descriptors(add(vBase, mul(other, bytes)), kKeys / 16, vOffset,
+              descriptors(lastValues, kKeys / 16, vOffset,
                           /*leadingBytes=*/kPanelBytes);
           SmallVector<SmallVector<Value>> previous;
           for (int64_t j = 0; j < kKeys / 16; ++j)
@@ -877,8 +900,11 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
               SmallVector<Value>(state.begin() + outputAt,
                                  state.begin() + outputAt + outputs));
           NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-          // This tile's scores are done; the last tile's P·V may run on.
+          // This tile's scores are done (specialized, its K buffer is
+          // free); the last tile's P·V may run on.
           NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(1));
+          if (split.specialized)
+            release(kFreed(current));
           Tiles scores(1);
           for (int64_t n = 0; n < kKeys / 8; ++n)
             scores[0].emplace_back(acc.begin() + 4 * n,
@@ -888,6 +914,15 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
           SmallVector<Value> corrections =
               softmaxStep(scores, state, next, /*rescale=*/false);
           NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
+          // Specialized, the last tile's V buffer is free (before the first
+          // tile that was the zeroed tile).
+          if (split.specialized) {
+            auto loaded = scf::IfOp::create(
+                b, loc, cmp(arith::CmpIPredicate::ugt, tileIndex, index(0)));
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(loaded.thenBlock());
+            release(vFreed(other));
+          }
           // Packed only now: the new P may take the registers of the last
           // P, which the P·V just waited for was reading.
           Tiles probabilities = probabilitiesOf(scores);
@@ -1601,14 +1636,19 @@ void launchKernel(IRRewriter &rewriter, BufferAttentionOp op, int64_t warpRows,
                    ? tile(split.blockRows(), 2 * buffers * split.tileBytes())
                    : Value();
     // (No Q tile with warpgroups, hence with TMA.)
+    Value zeros = split.zeroTile() ? sharedView(rewriter, loc, shared,
+                                                {split.headDim / 64, kKeys, 64},
+                                                resultType.getElementType(),
+                                                2 * buffers * split.tileBytes())
+                                   : Value();
     Value barriers =
-        split.tma
-            ? sharedView(rewriter, loc, shared, {split.barrierObjects()},
-                         rewriter.getI64Type(), 2 * buffers * split.tileBytes())
-            : Value();
+        split.tma ? sharedView(rewriter, loc, shared, {split.barrierObjects()},
+                               rewriter.getI64Type(), split.tilesBytes())
+                  : Value();
     KernelBuilder(rewriter, loc, op, split)
         .build(launch, q, op.getKey(), op.getValue(), op.getKvLengths(),
-               op.getResult(), ks, vs, qs, partial, lse, barriers, kMap, vMap);
+               op.getResult(), ks, vs, qs, partial, lse, barriers, kMap, vMap,
+               zeros);
   }
   if (split.packed) {
     rewriter.setInsertionPointAfter(launch);
@@ -1644,10 +1684,9 @@ struct TfmGPULowerBufferAttentionPass
                                "warpgroup-mma");
       return signalPassFailure();
     }
-    if (warpSpecialized && (!tma || warpgroupOverlap)) {
+    if (warpSpecialized && !tma) {
       getOperation().emitError("tfm-gpu-lower-buffer-attention: "
-                               "warp-specialized takes tma, without "
-                               "warpgroup-overlap");
+                               "warp-specialized takes tma");
       return signalPassFailure();
     }
     if (warpgroupMma && warpRows != 16) {

@@ -336,13 +336,8 @@ mlir::tfm::createCUDATarget(const TargetOptions &options) {
                                    chip);
   if (wgmma && options.gpuAttentionWarpRows == 32)
     return llvm::createStringError(
-        wgmmaFlag +
-        " takes 16 rows a warp (a warpgroup's 64 rows), not "
-        "--gpu-attention-warp-rows=32");
-  if (options.gpuAttentionWarpSpecialized && options.gpuAttentionWgmmaOverlap)
-    return llvm::createStringError(
-        "--gpu-attention-warp-specialized takes the wgmma loop without "
-        "--gpu-attention-wgmma-overlap");
+        wgmmaFlag + " takes 16 rows a warp (a warpgroup's 64 rows), not "
+                    "--gpu-attention-warp-rows=32");
   if ((options.gpuMatmulTma || options.gpuMatmulWarpSpecialized) &&
       chip != "sm_90a")
     return llvm::createStringError(

@@ -12,7 +12,7 @@
 // RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true warpgroup-overlap=true tma=true}))" --verify-diagnostics | FileCheck %s --check-prefix=OVERLAP-TMA
 // RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true tma=true warp-specialized=true}))" --verify-diagnostics | FileCheck %s --check-prefix=WS
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true warp-specialized=true}))" 2>&1 | FileCheck %s --check-prefix=WS-ALONE
-// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true warpgroup-overlap=true tma=true warp-specialized=true}))" 2>&1 | FileCheck %s --check-prefix=WS-ALONE
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true warpgroup-overlap=true tma=true warp-specialized=true}))" --verify-diagnostics | FileCheck %s --check-prefix=OVERLAP-WS
 
 // The kernel of a causal GQA attention with kv lengths, with no host branch
 // around it (an empty grid is the runtime's to skip); blocks of 256 threads over (query tiles of 128, heads,
@@ -23,7 +23,7 @@
 // mask cuts, and keeps the softmax state in registers; the result stored
 // as pairs.
 // TMA-ALONE: error: tfm-gpu-lower-buffer-attention: tma takes warpgroup-mma
-// WS-ALONE: error: tfm-gpu-lower-buffer-attention: warp-specialized takes tma, without warpgroup-overlap
+// WS-ALONE: error: tfm-gpu-lower-buffer-attention: warp-specialized takes tma
 
 // With warpgroup MMA and TMA loads, the host makes tensor maps of K and V in
 // boxes of 1x1x64x64 (128-byte swizzle, zeros outside), which the kernel
@@ -265,6 +265,40 @@ func.func @kernel(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x?x64xbf16>,
 // WS: nvvm.mbarrier.arrive %
 // WS-NOT: gpu.barrier
 // WS: return
+// Warp-specialized with the overlap: a zeroed tile after the K and V
+// buffers (8 KiB at D = 64), zeroed by each tile warpgroup before its loop
+// and published by its own barrier; per tile, it waits for K and (past the
+// first tile) the last tile's V, reads the zeroed tile in place of the
+// last V at the first tile, frees K once its scores are done (group 1) and
+// the last V once its P·V is (group 0, past the first tile); after the
+// loop, the last V.
+// OVERLAP-WS-LABEL: func.func @kernel
+// OVERLAP-WS: gpu.launch {{.*}} in (%{{.*}} = %c384, {{.*}} dynamic_shared_memory_size %c41024_i32
+// OVERLAP-WS: %[[ZEROS:.*]] = memref.view {{.*}}[%c32768][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<1x64x64xbf16, #gpu.address_space<workgroup>>
+// OVERLAP-WS: memref.view {{.*}}[%c40960][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<8xi64, #gpu.address_space<workgroup>>
+// OVERLAP-WS: nvvm.setmaxregister decrease 40
+// OVERLAP-WS: nvvm.setmaxregister increase 232
+// OVERLAP-WS: vector.store %{{.*}}, %[[ZEROS]]
+// OVERLAP-WS: nvvm.fence.proxy
+// OVERLAP-WS: nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
+// OVERLAP-WS: %[[ZEROADDR:.*]] = memref.extract_aligned_pointer_as_index %[[ZEROS]]
+// OVERLAP-WS-NOT: gpu.barrier
+// OVERLAP-WS: scf.for
+// OVERLAP-WS: nvvm.mbarrier.try_wait
+// OVERLAP-WS: scf.if
+// OVERLAP-WS: nvvm.mbarrier.try_wait
+// OVERLAP-WS: arith.select %{{.*}}, %[[ZEROADDR]], %{{.*}} : index
+// OVERLAP-WS: nvvm.wgmma.wait.group.sync.aligned 1
+// OVERLAP-WS: nvvm.mbarrier.arrive
+// OVERLAP-WS: nvvm.wgmma.wait.group.sync.aligned 0
+// OVERLAP-WS: scf.if
+// OVERLAP-WS: nvvm.mbarrier.arrive
+// OVERLAP-WS-NOT: gpu.barrier
+// OVERLAP-WS: nvvm.mbarrier.try_wait
+// OVERLAP-WS-NOT: gpu.barrier
+// OVERLAP-WS: nvvm.wgmma.wait.group.sync.aligned 0
+// OVERLAP-WS-NOT: gpu.barrier
+// OVERLAP-WS: return
 // OVERLAP-TMA-LABEL: func.func @kernel
 // OVERLAP-TMA: scf.for
 // OVERLAP-TMA: arith.ceildivui
