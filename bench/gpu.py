@@ -52,12 +52,14 @@
                                   attention-ws.so, TMA loads by a
                                   producer warpgroup, and
                                   attention-overlap-ws.so, with the
-                                  overlap), each
+                                  overlap, and attention-pingpong.so,
+                                  also taking turns), each
                                   few-rows the
                                   model (model-few-rows-N.so, timed by
                                   `step` beside model.so); on sm_90a
-                                  model-tma.so, model-ws.so and
-                                  model-attention-ws.so, timed by
+                                  model-tma.so, model-ws.so,
+                                  model-attention-ws.so and
+                                  model-pingpong.so, timed by
                                   `model` beside model.so
   gpu.py run DIR [attention] [projections] [decode] [step] [model]
                                   on the GPU machine: both sides' figures,
@@ -141,7 +143,8 @@ def prepare(directory, tilings, warp_rows, few_rows, arch="sm_90a"):
                                  "--gpu-attention-tma"],
                  "ws": ["--gpu-attention-warp-specialized"],
                  "overlap-ws": ["--gpu-attention-wgmma-overlap",
-                                "--gpu-attention-warp-specialized"]}
+                                "--gpu-attention-warp-specialized"],
+                 "pingpong": ["--gpu-attention-pingpong"]}
         for form, form_flags in forms.items():
             compiler.compile_mlir(text, directory / f"attention-{form}.so",
                                   flags=flags + form_flags)
@@ -173,6 +176,9 @@ def prepare(directory, tilings, warp_rows, few_rows, arch="sm_90a"):
         compiler.compile_model(
             dict(FULL, dtype="bf16"), directory / "model-attention-ws.so",
             flags=flags + ["--gpu-attention-warp-specialized"])
+        compiler.compile_model(
+            dict(FULL, dtype="bf16"), directory / "model-pingpong.so",
+            flags=flags + ["--gpu-attention-pingpong"])
     compiler.compile_model(dict(FULL, dtype="bf16"),
                            directory / "model-split-kv.so",
                            flags=flags + ["--gpu-attention-split-kv"])
@@ -543,7 +549,7 @@ if __name__ == "__main__":
             results["model"] = [
                 run_model(where, library)
                 for library in ("model.so", "model-tma.so", "model-ws.so",
-                                "model-attention-ws.so")
+                                "model-attention-ws.so", "model-pingpong.so")
                 if (where / library).exists()]
         print(json.dumps(results))
     else:

@@ -56,6 +56,7 @@ variants=(warp-rows-32:attention:--gpu-attention-warp-rows=32
           "overlap-tma:attention:--gpu-attention-wgmma-overlap --gpu-attention-tma"
           attention-ws:attention:--gpu-attention-warp-specialized
           "overlap-ws:attention:--gpu-attention-wgmma-overlap --gpu-attention-warp-specialized"
+          pingpong:attention:--gpu-attention-pingpong
           matmul-tma:projection:--gpu-matmul-tma
           matmul-warp-specialized:projection:--gpu-matmul-warp-specialized)
 

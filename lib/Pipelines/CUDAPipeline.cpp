@@ -71,6 +71,7 @@ void mlir::tfm::buildTfmCUDAKernelStage(
   attention.warpgroupOverlap = options.attentionWarpgroupOverlap;
   attention.tma = options.attentionTma;
   attention.warpSpecialized = options.attentionWarpSpecialized;
+  attention.pingpong = options.attentionPingpong;
   pm.addNestedPass<func::FuncOp>(
       createTfmGPULowerBufferAttentionPass(attention));
   TfmGPUMapToKernelsPassOptions map;

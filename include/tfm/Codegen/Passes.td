@@ -850,6 +850,12 @@ def TfmGPULowerBufferAttentionPass
     (after the K and V buffers), and a tile warpgroup frees K once a
     tile's scores are done and the last tile's V once its P·V is.
 
+    With `pingpong` as well (and `warpgroup-overlap`: FlashAttention-3's
+    ping-pong), the two tile warpgroups take turns issuing a tile's
+    products (a named barrier per warpgroup, which it syncs on and the
+    other arrives at once it has issued its own), so that one warpgroup's
+    softmax runs while the other's products do.
+
     Any other element type or head dim is an error.
   }];
   let options = [
@@ -871,6 +877,9 @@ def TfmGPULowerBufferAttentionPass
            /*default=*/"false",
            "With tma: a producer warpgroup issues the loads, the tile "
            "warpgroups free each buffer through barrier objects">,
+    Option<"pingpong", "pingpong", "bool", /*default=*/"false",
+           "With warp-specialized and warpgroup-overlap: the tile "
+           "warpgroups take turns issuing their products">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",

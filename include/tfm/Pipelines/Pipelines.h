@@ -161,6 +161,13 @@ struct TfmLowerToNVVMPipelineOptions
                      "loads (tfm-gpu-lower-buffer-attention's "
                      "warp-specialized)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> attentionPingpong{
+      *this, "attention-pingpong",
+      llvm::cl::desc("With attention-warp-specialized and "
+                     "attention-warpgroup-overlap: the tile warpgroups take "
+                     "turns issuing their products "
+                     "(tfm-gpu-lower-buffer-attention's pingpong)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> matmulTma{
       *this, "matmul-tma",
       llvm::cl::desc("On sm_90a: the tensor-core projections' tiles loaded "

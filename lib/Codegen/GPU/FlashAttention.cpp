@@ -74,6 +74,9 @@ constexpr int64_t kPanelBytes = kKeys * 128;
 /// is what 384 threads have at 168 each (CUTLASS's split).
 constexpr int32_t kProducerRegisters = 40;
 constexpr int32_t kTileRegisters = 232;
+/// Named barriers: 0 is the block's, 1 + i tile warpgroup i's own (its 128
+/// threads), kTurnBarrier + i tile warpgroup i's turn (ping-pong).
+constexpr int32_t kTurnBarrier = 3;
 
 /// Whether the kernel computes attention of `query` and `value` types: both
 /// bf16 or both f16, head dim 64 or 128 (shared memory holds a [64, D] K
@@ -128,6 +131,10 @@ struct RowSplit {
   /// overlap, the first tile's P·V of "the tile before" reads a zeroed
   /// tile of its own, as the producer may fill both V buffers at once.
   bool specialized = false;
+  /// Specialized with overlap (FlashAttention-3's ping-pong): the two tile
+  /// warpgroups take turns issuing a tile's products, so that one's softmax
+  /// runs while the other's products do.
+  bool pingpong = false;
 
   /// The warps holding query rows (the producer's are apart).
   int64_t warps() const { return packed ? 1 : kRows / warpRows; }
@@ -220,12 +227,28 @@ private:
       gpu::BarrierOp::create(b, loc);
       return;
     }
-    auto i32 = [&](int32_t value) -> Value {
-      return arith::ConstantIntOp::create(b, loc, b.getI32Type(), value);
-    };
     NVVM::BarrierOp::create(b, loc, TypeRange{},
                             arith::AddIOp::create(b, loc, tileGroup, i32(1)),
                             i32(128), NVVM::BarrierReductionAttr{}, Value{});
+  }
+  /// Ping-pong: this tile warpgroup waits for its turn to issue products
+  /// (named barrier kTurnBarrier + its index, which it syncs on with the
+  /// other's 128 arrivals), and passes the turn to the other.
+  void waitForTurn() { turnBarrier(tileGroup, /*wait=*/true); }
+  void passTurn() {
+    turnBarrier(arith::SubIOp::create(b, loc, i32(1), tileGroup),
+                /*wait=*/false);
+  }
+  void turnBarrier(Value group, bool wait) {
+    Value id = arith::AddIOp::create(b, loc, group, i32(kTurnBarrier));
+    if (wait)
+      NVVM::BarrierOp::create(b, loc, TypeRange{}, id, i32(256),
+                              NVVM::BarrierReductionAttr{}, Value{});
+    else
+      NVVM::BarrierArriveOp::create(b, loc, id, i32(256));
+  }
+  Value i32(int32_t value) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), value);
   }
   /// Specialized: the producer's loop (its thread 0's), each tile's K and
   /// V loads, each once both tile warpgroups have freed its buffer's use
@@ -818,6 +841,19 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
       zeroRowsForWgmma(zeros, /*firstRow=*/nullptr);
       zerosBase = bufferAddress(zeros, nullptr);
     }
+    // Ping-pong: tile warpgroup 0 has the first turn (its own arrival
+    // stands in for the other's). Each then takes as many turns as there
+    // are tiles, which leaves that one arrival unmatched at the end, as in
+    // FlashAttention-3.
+    if (split.pingpong) {
+      auto first = scf::IfOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tileGroup,
+                                i32(0)));
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(first.thenBlock());
+      turnBarrier(i32(0), /*wait=*/false);
+    }
     int64_t pAt = init.size();
     SmallVector<Value> initial(init);
     initial.append(kKeys / 4,
@@ -890,6 +926,8 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
           for (int64_t j = 0; j < kKeys / 16; ++j)
             previous.emplace_back(state.begin() + pAt + 4 * j,
                                   state.begin() + pAt + 4 * j + 4);
+          if (split.pingpong)
+            waitForTurn();
           NVVM::WgmmaFenceAlignedOp::create(b, loc);
           SmallVector<Value> acc =
               issueProducts(queryRegs[0], keyDescriptors, /*transposeB=*/false,
@@ -900,6 +938,8 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
               SmallVector<Value>(state.begin() + outputAt,
                                  state.begin() + outputAt + outputs));
           NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+          if (split.pingpong)
+            passTurn();
           // This tile's scores are done (specialized, its K buffer is
           // free); the last tile's P·V may run on.
           NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(1));
@@ -1550,7 +1590,7 @@ void writeIntoCopyTarget(BufferAttentionOp op) {
 /// the stream before and after it.
 void launchKernel(IRRewriter &rewriter, BufferAttentionOp op, int64_t warpRows,
                   bool splitKV, bool warpgroupMma, bool overlap, bool tma,
-                  bool warpSpecialized) {
+                  bool warpSpecialized, bool pingpong) {
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   Value q = op.getQuery();
@@ -1568,6 +1608,7 @@ void launchKernel(IRRewriter &rewriter, BufferAttentionOp op, int64_t warpRows,
   split.overlap = split.warpgroups && overlap;
   split.tma = split.warpgroups && tma;
   split.specialized = split.tma && warpSpecialized;
+  split.pingpong = split.specialized && split.overlap && pingpong;
   auto constant = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(rewriter, loc, value);
   };
@@ -1689,6 +1730,12 @@ struct TfmGPULowerBufferAttentionPass
                                "warp-specialized takes tma");
       return signalPassFailure();
     }
+    if (pingpong && !(warpSpecialized && warpgroupOverlap)) {
+      getOperation().emitError("tfm-gpu-lower-buffer-attention: pingpong "
+                               "takes warp-specialized and "
+                               "warpgroup-overlap");
+      return signalPassFailure();
+    }
     if (warpgroupMma && warpRows != 16) {
       getOperation().emitError("tfm-gpu-lower-buffer-attention: "
                                "warpgroup-mma takes warp-rows 16");
@@ -1702,7 +1749,7 @@ struct TfmGPULowerBufferAttentionPass
       }
       writeIntoCopyTarget(op);
       launchKernel(rewriter, op, warpRows, splitKV, warpgroupMma,
-                   warpgroupOverlap, tma, warpSpecialized);
+                   warpgroupOverlap, tma, warpSpecialized, pingpong);
     }
   }
 };

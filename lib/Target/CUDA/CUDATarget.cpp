@@ -100,13 +100,17 @@ public:
     if (options.gpuAttentionWarpRows)
       pipeline.attentionWarpRows = options.gpuAttentionWarpRows;
     pipeline.attentionSplitKV = options.gpuAttentionSplitKV;
-    pipeline.attentionWarpgroupMma =
-        options.gpuAttentionWgmma || options.gpuAttentionWgmmaOverlap ||
-        options.gpuAttentionTma || options.gpuAttentionWarpSpecialized;
-    pipeline.attentionTma =
-        options.gpuAttentionTma || options.gpuAttentionWarpSpecialized;
-    pipeline.attentionWarpSpecialized = options.gpuAttentionWarpSpecialized;
-    pipeline.attentionWarpgroupOverlap = options.gpuAttentionWgmmaOverlap;
+    // Each attention form implies the ones it builds on.
+    bool specialized =
+        options.gpuAttentionWarpSpecialized || options.gpuAttentionPingpong;
+    pipeline.attentionWarpgroupMma = options.gpuAttentionWgmma ||
+                                     options.gpuAttentionWgmmaOverlap ||
+                                     options.gpuAttentionTma || specialized;
+    pipeline.attentionTma = options.gpuAttentionTma || specialized;
+    pipeline.attentionWarpSpecialized = specialized;
+    pipeline.attentionWarpgroupOverlap =
+        options.gpuAttentionWgmmaOverlap || options.gpuAttentionPingpong;
+    pipeline.attentionPingpong = options.gpuAttentionPingpong;
     pipeline.matmulTma =
         options.gpuMatmulTma || options.gpuMatmulWarpSpecialized;
     pipeline.matmulWarpSpecialized = options.gpuMatmulWarpSpecialized;
@@ -323,12 +327,14 @@ mlir::tfm::createCUDATarget(const TargetOptions &options) {
         return known.first == chip;
       });
   StringRef wgmmaFlag =
-      options.gpuAttentionWarpSpecialized ? "--gpu-attention-warp-specialized"
-      : options.gpuAttentionWgmmaOverlap  ? "--gpu-attention-wgmma-overlap"
-      : options.gpuAttentionTma           ? "--gpu-attention-tma"
-                                          : "--gpu-attention-wgmma";
+      options.gpuAttentionPingpong          ? "--gpu-attention-pingpong"
+      : options.gpuAttentionWarpSpecialized ? "--gpu-attention-warp-specialized"
+      : options.gpuAttentionWgmmaOverlap    ? "--gpu-attention-wgmma-overlap"
+      : options.gpuAttentionTma             ? "--gpu-attention-tma"
+                                            : "--gpu-attention-wgmma";
   bool wgmma = options.gpuAttentionWgmma || options.gpuAttentionWgmmaOverlap ||
-               options.gpuAttentionTma || options.gpuAttentionWarpSpecialized;
+               options.gpuAttentionTma || options.gpuAttentionWarpSpecialized ||
+               options.gpuAttentionPingpong;
 
   if (wgmma && chip != "sm_90a")
     return llvm::createStringError(wgmmaFlag +

@@ -13,6 +13,8 @@
 // RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true tma=true warp-specialized=true}))" --verify-diagnostics | FileCheck %s --check-prefix=WS
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true warp-specialized=true}))" 2>&1 | FileCheck %s --check-prefix=WS-ALONE
 // RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true warpgroup-overlap=true tma=true warp-specialized=true}))" --verify-diagnostics | FileCheck %s --check-prefix=OVERLAP-WS
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true warpgroup-overlap=true tma=true warp-specialized=true pingpong=true}))" --verify-diagnostics | FileCheck %s --check-prefix=PINGPONG
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true tma=true warp-specialized=true pingpong=true}))" 2>&1 | FileCheck %s --check-prefix=PINGPONG-ALONE
 
 // The kernel of a causal GQA attention with kv lengths, with no host branch
 // around it (an empty grid is the runtime's to skip); blocks of 256 threads over (query tiles of 128, heads,
@@ -24,6 +26,7 @@
 // as pairs.
 // TMA-ALONE: error: tfm-gpu-lower-buffer-attention: tma takes warpgroup-mma
 // WS-ALONE: error: tfm-gpu-lower-buffer-attention: warp-specialized takes tma
+// PINGPONG-ALONE: error: tfm-gpu-lower-buffer-attention: pingpong takes warp-specialized and warpgroup-overlap
 
 // With warpgroup MMA and TMA loads, the host makes tensor maps of K and V in
 // boxes of 1x1x64x64 (128-byte swizzle, zeros outside), which the kernel
@@ -299,6 +302,26 @@ func.func @kernel(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x?x64xbf16>,
 // OVERLAP-WS: nvvm.wgmma.wait.group.sync.aligned 0
 // OVERLAP-WS-NOT: gpu.barrier
 // OVERLAP-WS: return
+// Ping-pong: tile warpgroup 0 arrives at its own turn barrier (id 3) before
+// the loop; per tile, each waits for its turn (3 + its index, 256 threads)
+// before issuing its two groups and passes the turn (4 - its index) after
+// them, before waiting for the scores.
+// PINGPONG-LABEL: func.func @kernel
+// PINGPONG: nvvm.setmaxregister increase 232
+// PINGPONG: scf.if
+// PINGPONG-NEXT: %[[ZERO:.*]] = arith.constant 0 : i32
+// PINGPONG-NEXT: %[[THREE:.*]] = arith.constant 3 : i32
+// PINGPONG-NEXT: %[[FIRST:.*]] = arith.addi %[[ZERO]], %[[THREE]] : i32
+// PINGPONG-NEXT: %[[ALL:.*]] = arith.constant 256 : i32
+// PINGPONG-NEXT: nvvm.barrier.arrive id = %[[FIRST]] number_of_threads = %[[ALL]]
+// PINGPONG: scf.for
+// PINGPONG: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
+// PINGPONG-NEXT: nvvm.wgmma.fence.aligned
+// PINGPONG: nvvm.wgmma.commit.group.sync.aligned
+// PINGPONG: nvvm.wgmma.commit.group.sync.aligned
+// PINGPONG: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %{{.*}}
+// PINGPONG-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
+// PINGPONG: return
 // OVERLAP-TMA-LABEL: func.func @kernel
 // OVERLAP-TMA: scf.for
 // OVERLAP-TMA: arith.ceildivui
