@@ -556,38 +556,14 @@ void KernelBuilder::build(gpu::LaunchOp launch, Value q, Value k, Value v,
       initBarriers(barriers, arrivals);
     });
     gpu::BarrierOp::create(b, loc);
-    // The warpgroup's index as lane 0 has it: warp-uniform to ptxas,
-    // which otherwise serializes the wgmma in a branch it cannot prove
-    // every thread of a warpgroup takes (C7520).
-    Type i32 = b.getI32Type();
-    Value warpgroup =
-        arith::IndexCastOp::create(b, loc, i32, div(threadId, 128));
-    warpgroup = gpu::ShuffleOp::create(b, loc, warpgroup, /*offset=*/0,
-                                       /*width=*/32, gpu::ShuffleMode::IDX)
-                    .getShuffleResult();
-    Value zeroI32 = arith::ConstantIntOp::create(b, loc, i32, 0);
-    auto roles = scf::IfOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warpgroup,
-                              zeroI32),
-        /*withElseRegion=*/true);
-    auto setMaxRegisters = [&](int32_t count,
-                               NVVM::SetMaxRegisterAction action) {
-      NVVM::SetMaxRegisterOp::create(
-          b, loc, b.getI32IntegerAttr(count),
-          NVVM::SetMaxRegisterActionAttr::get(b.getContext(), action));
-    };
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(roles.thenBlock());
-      setMaxRegisters(kProducerRegisters, NVVM::SetMaxRegisterAction::decrease);
-      onFirstThread(threadId,
-                    [&] { produce(ks, vs, tileBegin, tileLimit, kvHead); });
-    }
-    b.setInsertionPointToStart(roles.elseBlock());
-    setMaxRegisters(kTileRegisters, NVVM::SetMaxRegisterAction::increase);
-    tileGroup = arith::SubIOp::create(
-        b, loc, warpgroup, arith::ConstantIntOp::create(b, loc, i32, 1));
+    Value warpgroup = splitWarpgroups(
+        threadId,
+        [&] {
+          onFirstThread(threadId,
+                        [&] { produce(ks, vs, tileBegin, tileLimit, kvHead); });
+        },
+        kProducerRegisters, kTileRegisters);
+    tileGroup = arith::SubIOp::create(b, loc, warpgroup, i32(1));
   }
 
   // The warp's rows in the block: row tiles of 16 from warpRow.

@@ -106,6 +106,38 @@ void TensorCoreBuilder::onFirstThread(Value tid, function_ref<void()> body) {
   body();
 }
 
+Value TensorCoreBuilder::splitWarpgroups(Value threadId,
+                                         function_ref<void()> producer,
+                                         int32_t producerRegisters,
+                                         int32_t otherRegisters) {
+  Type i32 = b.getI32Type();
+  Value warpgroup = arith::IndexCastOp::create(
+      b, loc, i32, arith::DivUIOp::create(b, loc, threadId, index(128)));
+  warpgroup = gpu::ShuffleOp::create(b, loc, warpgroup, /*offset=*/0,
+                                     /*width=*/32, gpu::ShuffleMode::IDX)
+                  .getShuffleResult();
+  auto roles = scf::IfOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warpgroup,
+                            arith::ConstantIntOp::create(b, loc, i32, 0)),
+      /*withElseRegion=*/true);
+  auto setMaxRegisters = [&](int32_t count, NVVM::SetMaxRegisterAction action) {
+    if (count)
+      NVVM::SetMaxRegisterOp::create(
+          b, loc, b.getI32IntegerAttr(count),
+          NVVM::SetMaxRegisterActionAttr::get(b.getContext(), action));
+  };
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(roles.thenBlock());
+    setMaxRegisters(producerRegisters, NVVM::SetMaxRegisterAction::decrease);
+    producer();
+  }
+  b.setInsertionPointToStart(roles.elseBlock());
+  setMaxRegisters(otherRegisters, NVVM::SetMaxRegisterAction::increase);
+  return warpgroup;
+}
+
 void TensorCoreBuilder::initBarriers(Value barriers,
                                      ArrayRef<int64_t> arrivals) {
   for (auto [i, count] : llvm::enumerate(arrivals))

@@ -110,6 +110,18 @@ protected:
   /// n mod 2.
   void waitForPhase(Value barrier, Value parity);
 
+  /// Warp specialization: `producer`'s ops run in warpgroup 0 (thread
+  /// `threadId` / 128), and the insertion point is left in the other
+  /// warpgroups' branch; with register counts, the producer shrinks to
+  /// `producerRegisters` a thread and the others grow to `otherRegisters`
+  /// (setmaxnreg). Returns the thread's warpgroup index (i32) as lane 0
+  /// holds it: the branch tests that value, warp-uniform to ptxas, which
+  /// otherwise serializes every wgmma in a branch it cannot prove a whole
+  /// warpgroup takes (C7520).
+  Value splitWarpgroups(Value threadId, function_ref<void()> producer,
+                        int32_t producerRegisters = 0,
+                        int32_t otherRegisters = 0);
+
   /// Makes this thread's shared-memory writes through the generic proxy
   /// (cp.async, stores) visible to reads through the async proxy (wgmma);
   /// before the barrier that publishes them.

@@ -559,26 +559,8 @@ void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
     if (t.specialized) {
       // The producer warpgroup's thread 0 runs the loads; the rest of the
       // kernel is the tile's warpgroups'.
-      // The warpgroup's index as lane 0 has it: warp-uniform to ptxas,
-      // which otherwise serializes the wgmma in a branch it cannot prove
-      // every thread of a warpgroup takes (C7520).
-      Value warpgroup = arith::IndexCastOp::create(b, loc, b.getI32Type(),
-                                                   div(threadId, 128));
-      warpgroup = gpu::ShuffleOp::create(b, loc, warpgroup, /*offset=*/0,
-                                         /*width=*/32, gpu::ShuffleMode::IDX)
-                      .getShuffleResult();
-      auto roles = scf::IfOp::create(
-          b, loc,
-          arith::CmpIOp::create(
-              b, loc, arith::CmpIPredicate::eq, warpgroup,
-              arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0)),
-          /*withElseRegion=*/true);
-      {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(roles.thenBlock());
-        onFirstThread(threadId, [&] { produce(steps); });
-      }
-      b.setInsertionPointToStart(roles.elseBlock());
+      splitWarpgroups(
+          threadId, [&] { onFirstThread(threadId, [&] { produce(steps); }); });
     } else {
       onFirstThread(tid, [&] {
         for (int64_t s = 0; s < std::min(lead, steps); ++s)
