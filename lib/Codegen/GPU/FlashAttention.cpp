@@ -74,8 +74,9 @@ constexpr int64_t kPanelBytes = kKeys * 128;
 /// is what 384 threads have at 168 each (CUTLASS's split).
 constexpr int32_t kProducerRegisters = 40;
 constexpr int32_t kTileRegisters = 232;
-/// Named barriers: 0 is the block's, 1 + i tile warpgroup i's own (its 128
-/// threads), kTurnBarrier + i tile warpgroup i's turn (ping-pong).
+/// Named barriers: 0 is the block's, kOwnBarrier + i tile warpgroup i's own
+/// (its 128 threads), kTurnBarrier + i tile warpgroup i's turn (ping-pong).
+constexpr int32_t kOwnBarrier = 1;
 constexpr int32_t kTurnBarrier = 3;
 
 /// Whether the kernel computes attention of `query` and `value` types: both
@@ -218,8 +219,7 @@ private:
   /// through the generic proxy: wgmma needs them fenced.
   void zeroRowsFrom(Value tile, Value firstRow, Value buffer = nullptr);
   /// zeroRowsFrom, fenced and published by the block's barrier, or
-  /// specialized by the tile warpgroup's own (named barrier 1 + its index:
-  /// 0 is the block's).
+  /// specialized by the tile warpgroup's own (kOwnBarrier + its index).
   void zeroRowsForWgmma(Value tile, Value firstRow, Value buffer = nullptr) {
     zeroRowsFrom(tile, firstRow, buffer);
     fenceAsyncProxy();
@@ -227,9 +227,10 @@ private:
       gpu::BarrierOp::create(b, loc);
       return;
     }
-    NVVM::BarrierOp::create(b, loc, TypeRange{},
-                            arith::AddIOp::create(b, loc, tileGroup, i32(1)),
-                            i32(128), NVVM::BarrierReductionAttr{}, Value{});
+    NVVM::BarrierOp::create(
+        b, loc, TypeRange{},
+        arith::AddIOp::create(b, loc, tileGroup, i32(kOwnBarrier)), i32(128),
+        NVVM::BarrierReductionAttr{}, Value{});
   }
   /// Ping-pong: this tile warpgroup waits for its turn to issue products
   /// (named barrier kTurnBarrier + its index, which it syncs on with the
