@@ -31,6 +31,8 @@
 #       checks whose names match (sm_90a/GPU/projections,
 #       variants/wgmma/CPU/attention, sm_80/models, ...), so that a run
 #       can be split over device calls (each says how long it took).
+#       Each check gets at most GPU_TESTS_TIMEOUT seconds (default 150): a
+#       kernel that hangs fails its own check, not the device call.
 #
 # Where the GPU machine has the compiler too, lit runs test/Integration/GPU.
 set -euo pipefail
@@ -96,13 +98,19 @@ check_model() {
 
 # Runs one check, NAME (ARCH/SUITE, variants/FORM/SUITE, or .../models),
 # unless GPU_TESTS_ONLY (an extended regular expression) leaves it out;
-# counts it, and its failure, and says how long it took.
+# counts it, and its failure, and says how long it took. A check still
+# running after GPU_TESTS_TIMEOUT seconds (a kernel that never finishes)
+# is killed and fails.
 check_one() {
-  local name="$1" start=$SECONDS
+  local name="$1" start=$SECONDS status=0
   shift
   [[ -z "${GPU_TESTS_ONLY:-}" || "$name" =~ $GPU_TESTS_ONLY ]] || return 0
   echo "== $name"
-  "$@" || failed=$((failed + 1))
+  timeout --kill-after=10 "${GPU_TESTS_TIMEOUT:-150}" "$@" || status=$?
+  if ((status == 124 || status == 137)); then
+    echo "== $name: timed out after ${GPU_TESTS_TIMEOUT:-150} s (a kernel that hangs?)"
+  fi
+  ((status == 0)) || failed=$((failed + 1))
   total=$((total + 1))
   echo "== $name: $((SECONDS - start)) s"
 }
@@ -153,7 +161,7 @@ case "$mode" in
         check_one "$arch/$suite" env TFM_HARNESS=check python3 \
           "$root/test/Integration/$suite.py" "$arch_dir/$suite"
       done
-      check_one "$arch/models" check_model "$arch_dir"
+      check_one "$arch/models" "$root/scripts/gpu-tests.sh" check-models "$dir" "$arch_dir"
     done
     for variant_dir in "$dir"/variants/*; do
       [ -d "$variant_dir" ] || continue
@@ -164,7 +172,7 @@ case "$mode" in
         check_one "$name/$suite" env TFM_HARNESS=check python3 \
           "$root/test/Integration/$suite.py" "$variant_dir/$suite"
       done
-      check_one "$name/models" check_model "$variant_dir"
+      check_one "$name/models" "$root/scripts/gpu-tests.sh" check-models "$dir" "$variant_dir"
     done
     if [ "$total" -eq 0 ]; then
       echo "$dir holds no prepared suite${GPU_TESTS_ONLY:+ matching $GPU_TESTS_ONLY}" \
@@ -173,6 +181,11 @@ case "$mode" in
     fi
     echo "$(( total - failed )) of $total suites passed"
     exit $(( failed != 0 ))
+    ;;
+  check-models)
+    # check's models of one architecture or variant, in a process of their
+    # own that check_one can time out: DIR, then the models' parent.
+    check_model "$3"
     ;;
   *)
     echo "usage: $0 prepare|pack|check [DIR]" >&2
