@@ -1,6 +1,6 @@
 //===- TensorCoreBuilder.h - warp-level tensor-core IR ----------*- C++ -*-===//
 //
-// The pieces the tensor-core kernels (FlashAttention.cpp,
+// The pieces the tensor-core kernels (AttentionKernel.h,
 // TensorCoreMatmul.cpp) are built from: index arithmetic, 16-byte cp.async
 // copies, ldmatrix.x4 and mma.sync m16n8k16 on 32-bit registers holding
 // two bf16/f16 elements, f32 accumulators.
