@@ -53,13 +53,17 @@
                                   producer warpgroup, and
                                   attention-overlap-ws.so, with the
                                   overlap, and attention-pingpong.so,
-                                  also taking turns), each
+                                  also taking turns, and
+                                  attention-overlap-keys128.so and
+                                  attention-pingpong-keys128.so, with
+                                  tiles of 128 keys), each
                                   few-rows the
                                   model (model-few-rows-N.so, timed by
                                   `step` beside model.so); on sm_90a
                                   model-tma.so, model-ws.so,
-                                  model-attention-ws.so and
-                                  model-pingpong.so, timed by
+                                  model-attention-ws.so,
+                                  model-pingpong.so and
+                                  model-pingpong-keys128.so, timed by
                                   `model` beside model.so
   gpu.py run DIR [attention] [projections] [decode] [step] [model]
                                   on the GPU machine: both sides' figures,
@@ -144,7 +148,11 @@ def prepare(directory, tilings, warp_rows, few_rows, arch="sm_90a"):
                  "ws": ["--gpu-attention-warp-specialized"],
                  "overlap-ws": ["--gpu-attention-wgmma-overlap",
                                 "--gpu-attention-warp-specialized"],
-                 "pingpong": ["--gpu-attention-pingpong"]}
+                 "pingpong": ["--gpu-attention-pingpong"],
+                 "overlap-keys128": ["--gpu-attention-wgmma-overlap",
+                                     "--gpu-attention-keys=128"],
+                 "pingpong-keys128": ["--gpu-attention-pingpong",
+                                      "--gpu-attention-keys=128"]}
         for form, form_flags in forms.items():
             compiler.compile_mlir(text, directory / f"attention-{form}.so",
                                   flags=flags + form_flags)
@@ -179,6 +187,10 @@ def prepare(directory, tilings, warp_rows, few_rows, arch="sm_90a"):
         compiler.compile_model(
             dict(FULL, dtype="bf16"), directory / "model-pingpong.so",
             flags=flags + ["--gpu-attention-pingpong"])
+        compiler.compile_model(
+            dict(FULL, dtype="bf16"), directory / "model-pingpong-keys128.so",
+            flags=flags + ["--gpu-attention-pingpong",
+                           "--gpu-attention-keys=128"])
     compiler.compile_model(dict(FULL, dtype="bf16"),
                            directory / "model-split-kv.so",
                            flags=flags + ["--gpu-attention-split-kv"])
@@ -549,7 +561,8 @@ if __name__ == "__main__":
             results["model"] = [
                 run_model(where, library)
                 for library in ("model.so", "model-tma.so", "model-ws.so",
-                                "model-attention-ws.so", "model-pingpong.so")
+                                "model-attention-ws.so", "model-pingpong.so",
+                                "model-pingpong-keys128.so")
                 if (where / library).exists()]
         print(json.dumps(results))
     else:

@@ -13,7 +13,8 @@
 #       device call's carry). The attention suites and the models are also
 #       compiled with each other form of the attention kernel (its other
 #       row split, split-KV decode, warpgroup MMA with and without the
-#       softmax overlapping P·V, warpgroup MMA with tiles loaded by TMA)
+#       softmax overlapping P·V, warpgroup MMA with tiles loaded by TMA,
+#       by a producer warpgroup, taking turns, tiles of 128 keys)
 #       for sm_90a, and the projection suites and the models with the
 #       projections' tiles loaded by TMA (by all the tile's threads, or a
 #       producer warpgroup of their own), into
@@ -59,6 +60,8 @@ variants=(warp-rows-32:attention:--gpu-attention-warp-rows=32
           attention-ws:attention:--gpu-attention-warp-specialized
           "overlap-ws:attention:--gpu-attention-wgmma-overlap --gpu-attention-warp-specialized"
           pingpong:attention:--gpu-attention-pingpong
+          "overlap-keys128:attention:--gpu-attention-wgmma-overlap --gpu-attention-keys=128"
+          "pingpong-keys128:attention:--gpu-attention-pingpong --gpu-attention-keys=128"
           matmul-tma:projection:--gpu-matmul-tma
           matmul-warp-specialized:projection:--gpu-matmul-warp-specialized)
 

@@ -66,6 +66,7 @@ void mlir::tfm::buildTfmCUDAKernelStage(
   pm.addPass(createCanonicalizerPass());
   TfmGPULowerBufferAttentionPassOptions attention;
   attention.warpRows = options.attentionWarpRows;
+  attention.keys = options.attentionKeys;
   attention.splitKV = options.attentionSplitKV;
   attention.warpgroupMma = options.attentionWarpgroupMma;
   attention.warpgroupOverlap = options.attentionWarpgroupOverlap;

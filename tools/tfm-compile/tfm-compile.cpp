@@ -100,6 +100,12 @@ cl::opt<int64_t> gpuAttentionWarpRows(
              "attention kernel, 16 (default: 8 warps a block) or 32 (4 "
              "warps, FlashAttention-2's split)"),
     cl::init(0), cl::cat(category));
+cl::opt<int64_t> gpuAttentionKeys(
+    "gpu-attention-keys",
+    cl::desc("With --target=cuda: keys of a tile of the tensor-core "
+             "attention kernel, 64 (default) or 128 (with its warpgroup "
+             "MMA forms, FlashAttention-3's tile)"),
+    cl::init(0), cl::cat(category));
 cl::opt<int64_t> gpuFewRows(
     "gpu-few-rows",
     cl::desc("With --target=cuda: projections of at most this many rows "
@@ -201,6 +207,7 @@ int main(int argc, char **argv) {
   targetOptions.gpuMatmulTile.assign(gpuMatmulTile.begin(),
                                      gpuMatmulTile.end());
   targetOptions.gpuAttentionWarpRows = gpuAttentionWarpRows;
+  targetOptions.gpuAttentionKeys = gpuAttentionKeys;
 #define TFM_GPU_FLAG(field, flag, description) targetOptions.field = field;
 #include "tfm/Target/GPUFlags.def"
   targetOptions.gpuFewRows = gpuFewRows;

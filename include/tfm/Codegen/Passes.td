@@ -856,11 +856,21 @@ def TfmGPULowerBufferAttentionPass
     other arrives at once it has issued its own), so that one warpgroup's
     softmax runs while the other's products do.
 
+    With `keys` 128 (and `warpgroup-mma`, in any of its forms:
+    FlashAttention-3's tile at head dim 128), the key tiles are 128 keys
+    instead of 64: QKᵀ is wgmma m64n128k16, P·V takes 8 steps of 16 keys,
+    and the K and V buffers, TMA boxes and the zeroed tile have 128 rows.
+    Half as many tiles means half the rescaling of O, of the barrier waits
+    and of the loop's overhead per key, for 64 score registers a thread
+    instead of 32. Decode's packed split keeps 64.
+
     Any other element type or head dim is an error.
   }];
   let options = [
     Option<"warpRows", "warp-rows", "int64_t", /*default=*/"16",
            "Query rows per warp: 16 (8 warps a block) or 32 (4 warps)">,
+    Option<"keys", "keys", "int64_t", /*default=*/"64",
+           "Keys of a tile: 64, or with warpgroup-mma 128">,
     Option<"splitKV", "split-kv", "bool", /*default=*/"false",
            "Decode (group · Sq <= 16 rows, Sq static) packed into one warp "
            "per KV head with the keys split among blocks">,

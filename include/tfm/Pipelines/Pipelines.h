@@ -184,6 +184,12 @@ struct TfmLowerToNVVMPipelineOptions
                      "kernel, 16 or 32 (tfm-gpu-lower-buffer-attention's "
                      "warp-rows)"),
       llvm::cl::init(16)};
+  PassOptions::Option<int64_t> attentionKeys{
+      *this, "attention-keys",
+      llvm::cl::desc("Keys of a tile of the tensor-core attention kernel, "
+                     "64 or with attention-warpgroup-mma 128 "
+                     "(tfm-gpu-lower-buffer-attention's keys)"),
+      llvm::cl::init(64)};
   PassOptions::Option<bool> attentionSplitKV{
       *this, "attention-split-kv",
       llvm::cl::desc("Decode attention packed per KV head with its keys "

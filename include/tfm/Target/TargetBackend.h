@@ -58,6 +58,9 @@ struct TargetOptions {
   /// A GPU target: query rows per warp of the attention kernel (16 or 32);
   /// 0: the default.
   int64_t gpuAttentionWarpRows = 0;
+  /// A GPU target: keys of a tile of the attention kernel (64, or 128 with
+  /// warpgroup MMA); 0: the default.
+  int64_t gpuAttentionKeys = 0;
   /// A GPU target: projections of at most this many rows on the few-rows
   /// kernel (0 to 16, 0: none); -1: the default.
   int64_t gpuFewRows = -1;

@@ -122,14 +122,15 @@ void KernelBuilder::locateBlock() {
     keyLimit = min(keyEnd, add(lastPosition, mask.getRight() + 1));
   // The tiles walked: [tileBegin, tileLimit), within the block's key range
   // when packed (ranges of whole tiles, as many as the grid's x).
-  tileBegin = mul(div(keyBegin, kKeys), kKeys);
+  tileBegin = mul(div(keyBegin, split.keys), split.keys);
   tileLimit = keyLimit;
   if (split.packed) {
     Value ranges = launch.getGridSize().x;
-    Value rangeKeys = mul(
-        div(add(arith::CeilDivUIOp::create(b, loc, keys, ranges), kKeys - 1),
-            kKeys),
-        kKeys);
+    Value rangeKeys =
+        mul(div(add(arith::CeilDivUIOp::create(b, loc, keys, ranges),
+                    split.keys - 1),
+                split.keys),
+            split.keys);
     Value rangeBegin = arith::MulIOp::create(b, loc, range, rangeKeys);
     tileBegin = max(tileBegin, rangeBegin);
     tileLimit = min(tileLimit, add(rangeBegin, rangeKeys));
@@ -234,14 +235,14 @@ void KernelBuilder::loadFirstTile() {
                       index(0));
       });
     } else {
-      copyTile(io.k, kvHead, tileBegin, keyEnd, io.ks, kKeys, index(0));
+      copyTile(io.k, kvHead, tileBegin, keyEnd, io.ks, split.keys, index(0));
     }
   } else if (split.tma) {
     onFirstThread(tid, [&] {
       loadTileBoxes(io.kMap, kvHead, tileBegin, io.ks, kBarrier(index(0)));
     });
   } else {
-    copyTile(io.k, kvHead, tileBegin, keyEnd, io.ks);
+    copyTile(io.k, kvHead, tileBegin, keyEnd, io.ks, split.keys);
   }
 }
 
@@ -261,7 +262,7 @@ Value KernelBuilder::maskScores(Tiles &scores, Value tileStart) {
 
   // Masks, in the tiles they cut: key j of row p is visible iff
   // j < keyEnd and p - left <= j <= p + right.
-  Value tileEnd = add(tileStart, kKeys);
+  Value tileEnd = add(tileStart, split.keys);
   Value whole = cmp(arith::CmpIPredicate::sle, tileEnd, keyEnd);
   if (leftBounded())
     whole = both(whole, cmp(arith::CmpIPredicate::sge, tileStart,
@@ -283,7 +284,7 @@ Value KernelBuilder::maskScores(Tiles &scores, Value tileStart) {
     b.setInsertionPointToStart(masked.elseBlock());
     SmallVector<Value> kept;
     for (int64_t mt = 0; mt < rowTiles; ++mt)
-      for (int64_t n = 0; n < kKeys / 8; ++n)
+      for (int64_t n = 0; n < split.keys / 8; ++n)
         for (int64_t e = 0; e < 4; ++e) {
           Value key = add(add(tileStart, columnInTile), n * 8 + e % 2);
           Value position = add(rows[mt][e / 2].query, offset);
@@ -300,9 +301,9 @@ Value KernelBuilder::maskScores(Tiles &scores, Value tileStart) {
     scf::YieldOp::create(b, loc, kept);
   }
   for (int64_t mt = 0; mt < rowTiles; ++mt)
-    for (int64_t n = 0; n < kKeys / 8; ++n)
+    for (int64_t n = 0; n < split.keys / 8; ++n)
       for (int64_t e = 0; e < 4; ++e)
-        scores[mt][n][e] = masked.getResult((mt * kKeys / 8 + n) * 4 + e);
+        scores[mt][n][e] = masked.getResult((mt * split.keys / 8 + n) * 4 + e);
   return tileEnd;
 }
 
@@ -353,7 +354,7 @@ KernelBuilder::Tiles KernelBuilder::probabilitiesOf(Tiles &scores) {
   int64_t rowTiles = split.rowTiles();
   Tiles probabilities(rowTiles);
   for (int64_t mt = 0; mt < rowTiles; ++mt)
-    for (int64_t j = 0; j < kKeys / 16; ++j) {
+    for (int64_t j = 0; j < split.keys / 16; ++j) {
       auto &lo = scores[mt][2 * j], &hi = scores[mt][2 * j + 1];
       probabilities[mt].push_back({pack(lo[0], lo[1]), pack(lo[2], lo[3]),
                                    pack(hi[0], hi[1]), pack(hi[2], hi[3])});
@@ -425,7 +426,7 @@ void KernelBuilder::loadTileBoxes(Value map, Value head, Value first,
   // Boxes at (the panel's first column, the row, the head, the batch).
   for (int64_t panel = 0; panel < headDim / 64; ++panel)
     loadBox(map, {index(panel * 64), first, head, batch}, tile,
-            add(start, panel * kPanelBytes), barrier);
+            add(start, panel * split.panelBytes()), barrier);
 }
 
 void KernelBuilder::release(Value freedBarrier) {
@@ -439,7 +440,7 @@ void KernelBuilder::zeroRowsFrom(Value tile, Value firstRow, Value buffer) {
                              b.getZeroAttr(element)));
   int64_t threads = split.zeroingThreads();
   Value first = split.specialized ? rem(tid, 128) : tid;
-  for (int64_t i = 0; i < kKeys * chunks / threads; ++i) {
+  for (int64_t i = 0; i < split.keys * chunks / threads; ++i) {
     Value id = add(first, i * threads);
     Value row = div(id, chunks), chunk = rem(id, chunks);
     OpBuilder::InsertionGuard guard(b);

@@ -8,11 +8,11 @@
 //
 // A block of 8 warps per (batch, query head, 128 query rows), each warp 16
 // rows whose Q it keeps in registers, walks the visible key range in tiles
-// of 64 keys that cp.async brings into shared memory (V of a tile while its
-// scores are computed, K of the next while P·V runs); QKᵀ and P·V are
-// mma.sync m16n8k16 with f32 accumulators fed by ldmatrix, the online
-// softmax runs in the accumulators' registers (a row is held by the 4 lanes
-// of a quad), and masks are checked only in the tiles they cut. RowSplit
+// of 64 keys (RowSplit::keys) that cp.async brings into shared memory (V of
+// a tile while its scores are computed, K of the next while P·V runs); QKᵀ
+// and P·V are mma.sync m16n8k16 with f32 accumulators fed by ldmatrix, the
+// online softmax runs in the accumulators' registers (a row is held by the 4
+// lanes of a quad), and masks are checked only in the tiles they cut. RowSplit
 // names the other forms: 4 warps of 32 rows, split-KV decode, and on sm_90a
 // warpgroup MMA with TMA loads, warp specialization and ping-pong
 // (FlashAttention-3).
@@ -39,10 +39,6 @@
 namespace mlir::tfm::attention {
 
 constexpr int64_t kRows = 128; // query rows of a block
-constexpr int64_t kKeys = 64;  // keys of a tile
-/// With warpgroup MMA, K and V tiles are stored as panels of 64 columns of
-/// D (128-byte rows, wgmma's swizzle atoms), this many bytes apart.
-constexpr int64_t kPanelBytes = kKeys * 128;
 /// Warp-specialized, the registers a thread of the producer warpgroup
 /// keeps and those a thread of a tile warpgroup takes: 40 · 128 + 232 · 256
 /// is what 384 threads have at 168 each (CUTLASS's split).
@@ -54,8 +50,8 @@ constexpr int32_t kOwnBarrier = 1;
 constexpr int32_t kTurnBarrier = 3;
 
 /// Whether the kernel computes attention of `query` and `value` types: both
-/// bf16 or both f16, head dim 64 or 128 (shared memory holds a [64, D] K
-/// and V tile; chunk swizzling needs D/8 >= 8).
+/// bf16 or both f16, head dim 64 or 128 (shared memory holds a [keys, D]
+/// K and V tile; chunk swizzling needs D/8 >= 8).
 bool kernelTakes(ShapedType query, ShapedType value);
 
 /// A memref type for reading `type` in place: any offset and outer strides,
@@ -71,6 +67,10 @@ struct RowSplit {
   /// accumulators).
   int64_t warpRows;
   int64_t headDim;
+  /// Keys of a tile: 64, or with warpgroups also 128 (FlashAttention-3's
+  /// tile at head dim 128): half the tiles, so half the online softmax's
+  /// rescaling of O and of the waits, for twice the scores in registers.
+  int64_t keys = 64;
   /// Split-KV decode (FlashDecoding): one warp of 16 rows holding every
   /// query of a KV head's group (group · Sq <= 16, so each K and V tile is
   /// read once for the group), a block per (key range, KV head, batch);
@@ -123,7 +123,10 @@ struct RowSplit {
   int64_t barrierObjects() const {
     return tma ? (specialized ? 4 : 2) * buffers() : 0;
   }
-  int64_t tileBytes() const { return kKeys * headDim * 2; }
+  int64_t tileBytes() const { return keys * headDim * 2; }
+  /// With warpgroup MMA, K and V tiles are stored as panels of 64 columns
+  /// of D (128-byte rows, wgmma's swizzle atoms), this many bytes apart.
+  int64_t panelBytes() const { return keys * 128; }
   int64_t sharedBytes() const {
     return tilesBytes() + (queryShared() ? blockRows() * headDim * 2 : 0) +
            barrierObjects() * 8;
@@ -131,7 +134,7 @@ struct RowSplit {
 };
 
 /// What the kernel reads and writes: memrefs `q`, `k`, `v` (and `lengths`)
-/// and `out`; `ks`, `vs` its [64, D] shared buffers, `qs` the block's
+/// and `out`; `ks`, `vs` its [keys, D] shared buffers, `qs` the block's
 /// [128, D] rows of Q when the split keeps them shared. A packed split with
 /// several key ranges writes `partial` ([ranges, B, H, Sq, D] f32, each row
 /// divided by its own sum) and `lse` ([ranges, B, H, Sq], log2 of each
@@ -214,16 +217,16 @@ private:
   void produce();
 
   // Tiles in shared memory (AttentionKernel.cpp).
-  /// Copies `count` rows from `first` of head `head` of `source` ([B, H, S,
-  /// D]) into the swizzled shared buffer `tile`, rows at or past `limit`
-  /// read as row `limit - 1` (they are masked or never stored), as one
-  /// commit group. K and V tiles are limited to the batch's kv length: a
-  /// cache's rows past it may never have been written, and a NaN there
-  /// would survive its probability of 0 in P·V.
-  /// With `buffer`, into that buffer of a double-buffered `tile`.
+  /// Copies `count` rows (a tile's keys, or the block's rows of Q) from
+  /// `first` of head `head` of `source` ([B, H, S, D]) into the swizzled shared
+  /// buffer `tile`, rows at or past `limit` read as row `limit - 1` (they are
+  /// masked or never stored), as one commit group. K and V tiles are limited to
+  /// the batch's kv length: a cache's rows past it may never have been written,
+  /// and a NaN there would survive its probability of 0 in P·V. With `buffer`,
+  /// into that buffer of a double-buffered `tile`.
   void copyTile(Value source, Value head, Value first, Value limit, Value tile,
-                int64_t count = kKeys, Value buffer = nullptr);
-  /// TMA: thread 0's loads of the 64 rows from `first` of KV head `head`
+                int64_t count, Value buffer = nullptr);
+  /// TMA: thread 0's loads of the tile's rows from `first` of KV head `head`
   /// through `map` into the panels of `tile` (of its buffer `buffer` if
   /// double-buffered), counted on `barrier`; rows past the cache are
   /// zeros.

@@ -20,7 +20,7 @@ using namespace mlir::tfm::attention;
 SmallVector<Value> KernelBuilder::sequentialTiles() {
   int64_t rowTiles = split.rowTiles();
   auto loop = scf::ForOp::create(
-      b, loc, tileBegin, tileLimit, index(kKeys), init,
+      b, loc, tileBegin, tileLimit, index(split.keys), init,
       [&](OpBuilder &, Location, Value tileStart, ValueRange state) {
         // K of this tile has landed, and every warp is past the last
         // tile's P·V: V may be overwritten. With TMA each barrier object
@@ -29,12 +29,12 @@ SmallVector<Value> KernelBuilder::sequentialTiles() {
         // warpgroup waits.
         Value parity, buffer;
         if (split.specialized) {
-          Value tileIndex = div(sub(tileStart, tileBegin), kKeys);
+          Value tileIndex = div(sub(tileStart, tileBegin), split.keys);
           buffer = rem(tileIndex, 2);
           parity = rem(div(tileIndex, 2), 2);
           waitForPhase(kBarrier(buffer), parity);
         } else if (split.tma) {
-          parity = rem(div(sub(tileStart, tileBegin), kKeys), 2);
+          parity = rem(div(sub(tileStart, tileBegin), split.keys), 2);
           gpu::BarrierOp::create(b, loc);
           onFirstThread(tid, [&] {
             loadTileBoxes(io.vMap, kvHead, tileStart, io.vs,
@@ -43,27 +43,29 @@ SmallVector<Value> KernelBuilder::sequentialTiles() {
           waitForPhase(kBarrier(index(0)), parity);
         } else {
           waitForTiles();
-          copyTile(io.v, kvHead, tileStart, keyEnd, io.vs);
+          copyTile(io.v, kvHead, tileStart, keyEnd, io.vs, split.keys);
         }
 
         // S = Q Kᵀ: per row tile, 8 tiles of 8 keys; each K fragment feeds
         // every row tile.
         SmallVector<SmallVector<SmallVector<Value>>> scores(
             rowTiles, SmallVector<SmallVector<Value>>(
-                          kKeys / 8, SmallVector<Value>(4, zero)));
+                          split.keys / 8, SmallVector<Value>(4, zero)));
         if (split.warpgroups) {
-          // The warpgroup's 64 rows by the 64 keys, a wgmma m64n64k16 per
+          // The warpgroup's 64 rows by the tile's keys, a wgmma m64nKk16 per
           // 16 columns of D: K-major (a key's D contiguous), step kk in
           // panel kk / 4 at byte 32·(kk mod 4) of each row.
           SmallVector<Value> acc = warpgroupProducts(
               queryRegs[0], bufferAddress(io.ks, buffer),
-              [](int64_t kk) { return (kk / 4) * kPanelBytes + (kk % 4) * 32; },
+              [&](int64_t kk) {
+                return (kk / 4) * split.panelBytes() + (kk % 4) * 32;
+              },
               /*leadingBytes=*/16, /*transposeB=*/false,
-              SmallVector<Value>(kKeys / 2, zero));
+              SmallVector<Value>(split.keys / 2, zero));
           // The products are done reading K.
           if (split.specialized)
             release(kFreed(buffer));
-          for (int64_t n = 0; n < kKeys / 8; ++n)
+          for (int64_t n = 0; n < split.keys / 8; ++n)
             for (int64_t e = 0; e < 4; ++e)
               scores[0][n][e] = acc[n * 4 + e];
         } else {
@@ -71,7 +73,7 @@ SmallVector<Value> KernelBuilder::sequentialTiles() {
             SmallVector<SmallVector<Value>> queryA;
             for (int64_t mt = 0; mt < rowTiles; ++mt)
               queryA.push_back(queryOperand(mt, kk));
-            for (int64_t pair = 0; pair < kKeys / 16; ++pair) {
+            for (int64_t pair = 0; pair < split.keys / 16; ++pair) {
               SmallVector<Value> keyRegs =
                   loadSwizzled(io.ks, add(chunksThenRows, pair * 16), 2 * kk,
                                xorChunksThenRows, false);
@@ -128,18 +130,18 @@ SmallVector<Value> KernelBuilder::sequentialTiles() {
           auto next = scf::IfOp::create(b, loc, more());
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(next.thenBlock());
-          copyTile(io.k, kvHead, tileEnd, keyEnd, io.ks);
+          copyTile(io.k, kvHead, tileEnd, keyEnd, io.ks, split.keys);
         }
 
         if (split.warpgroups) {
           // O += P V, a wgmma m64nDk16 per 16 keys: V N-major (a key's D
           // contiguous), keys 16j.. from row 16j, the panels of D
-          // kPanelBytes apart.
+          // a panel apart.
           int64_t at = accAt(0, 0);
           SmallVector<Value> acc = warpgroupProducts(
               probabilities[0], bufferAddress(io.vs, buffer),
               [](int64_t j) { return j * 16 * 128; },
-              /*leadingBytes=*/kPanelBytes, /*transposeB=*/true,
+              /*leadingBytes=*/split.panelBytes(), /*transposeB=*/true,
               SmallVector<Value>(next.begin() + at,
                                  next.begin() + at + headDim / 2));
           std::copy(acc.begin(), acc.end(), next.begin() + at);
@@ -147,7 +149,7 @@ SmallVector<Value> KernelBuilder::sequentialTiles() {
             release(vFreed(buffer));
         } else {
           // O += P V; each V fragment feeds every row tile.
-          for (int64_t j = 0; j < kKeys / 16; ++j)
+          for (int64_t j = 0; j < split.keys / 16; ++j)
             for (int64_t pair = 0; pair < headDim / 16; ++pair) {
               SmallVector<Value> valueRegs =
                   loadSwizzled(io.vs, add(rowsThenChunks, j * 16), 2 * pair,
@@ -197,23 +199,23 @@ SmallVector<Value> KernelBuilder::overlappedTiles() {
   }
   int64_t pAt = init.size();
   SmallVector<Value> initial(init);
-  initial.append(kKeys / 4,
+  initial.append(split.keys / 4,
                  arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0));
   Value kBase = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, io.ks);
   Value vBase = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, io.vs);
   int64_t bytes = split.tileBytes();
-  auto kOffset = [](int64_t kk) {
-    return (kk / 4) * kPanelBytes + (kk % 4) * 32;
+  auto kOffset = [&](int64_t kk) {
+    return (kk / 4) * split.panelBytes() + (kk % 4) * 32;
   };
   auto vOffset = [](int64_t j) { return j * 16 * 128; };
   int64_t outputs = headDim / 2, outputAt = accAt(0, 0);
   auto tiles = scf::ForOp::create(
-      b, loc, tileBegin, tileLimit, index(kKeys), initial,
+      b, loc, tileBegin, tileLimit, index(split.keys), initial,
       [&](OpBuilder &, Location, Value tileStart, ValueRange state) {
-        Value tileIndex = div(sub(tileStart, tileBegin), kKeys);
+        Value tileIndex = div(sub(tileStart, tileBegin), split.keys);
         Value current = rem(tileIndex, 2);
         Value other = sub(index(1), current);
-        Value tileEnd = add(tileStart, kKeys);
+        Value tileEnd = add(tileStart, split.keys);
         // K of this tile and V of the last have landed, and every
         // warpgroup is done with the tile before the last: its buffers
         // take V of this tile and K of the next.
@@ -246,11 +248,11 @@ SmallVector<Value> KernelBuilder::overlappedTiles() {
                        rem(div(sub(tileIndex, index(1)), 2), 2));
         } else {
           waitForTiles();
-          copyTile(io.v, kvHead, tileStart, keyEnd, io.vs, kKeys, current);
+          copyTile(io.v, kvHead, tileStart, keyEnd, io.vs, split.keys, current);
           auto next = scf::IfOp::create(b, loc, more());
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(next.thenBlock());
-          copyTile(io.k, kvHead, tileEnd, keyEnd, io.ks, kKeys, other);
+          copyTile(io.k, kvHead, tileEnd, keyEnd, io.ks, split.keys, other);
         }
         SmallVector<Value> keyDescriptors =
             descriptors(add(kBase, mul(current, bytes)), headDim / 16, kOffset,
@@ -261,10 +263,10 @@ SmallVector<Value> KernelBuilder::overlappedTiles() {
               b, loc, cmp(arith::CmpIPredicate::eq, tileIndex, index(0)),
               zerosBase, lastValues);
         SmallVector<Value> valueDescriptors =
-            descriptors(lastValues, kKeys / 16, vOffset,
-                        /*leadingBytes=*/kPanelBytes);
+            descriptors(lastValues, split.keys / 16, vOffset,
+                        /*leadingBytes=*/split.panelBytes());
         SmallVector<SmallVector<Value>> previous;
-        for (int64_t j = 0; j < kKeys / 16; ++j)
+        for (int64_t j = 0; j < split.keys / 16; ++j)
           previous.emplace_back(state.begin() + pAt + 4 * j,
                                 state.begin() + pAt + 4 * j + 4);
         if (split.pingpong)
@@ -272,7 +274,7 @@ SmallVector<Value> KernelBuilder::overlappedTiles() {
         NVVM::WgmmaFenceAlignedOp::create(b, loc);
         SmallVector<Value> acc =
             issueProducts(queryRegs[0], keyDescriptors, /*transposeB=*/false,
-                          SmallVector<Value>(kKeys / 2, zero));
+                          SmallVector<Value>(split.keys / 2, zero));
         NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
         SmallVector<Value> output = issueProducts(
             previous, valueDescriptors, /*transposeB=*/true,
@@ -287,7 +289,7 @@ SmallVector<Value> KernelBuilder::overlappedTiles() {
         if (split.specialized)
           release(kFreed(current));
         Tiles scores(1);
-        for (int64_t n = 0; n < kKeys / 8; ++n)
+        for (int64_t n = 0; n < split.keys / 8; ++n)
           scores[0].emplace_back(acc.begin() + 4 * n, acc.begin() + 4 * n + 4);
         maskScores(scores, tileStart);
         SmallVector<Value> next(state.begin(), state.end());
@@ -309,7 +311,7 @@ SmallVector<Value> KernelBuilder::overlappedTiles() {
         for (int64_t i = 0; i < outputs; ++i)
           next[outputAt + i] = arith::MulFOp::create(b, loc, output[i],
                                                      corrections[(i % 4) / 2]);
-        for (int64_t j = 0; j < kKeys / 16; ++j)
+        for (int64_t j = 0; j < split.keys / 16; ++j)
           std::copy(probabilities[0][j].begin(), probabilities[0][j].end(),
                     next.begin() + pAt + 4 * j);
         scf::YieldOp::create(b, loc, next);
@@ -330,7 +332,7 @@ SmallVector<Value> KernelBuilder::overlappedTiles() {
     if (!split.tma)
       waitForTiles();
     Value count = arith::CeilDivUIOp::create(b, loc, sub(tileLimit, tileBegin),
-                                             index(kKeys));
+                                             index(split.keys));
     Value lastIndex = sub(count, index(1));
     Value buffer = rem(lastIndex, 2);
     if (split.tma) {
@@ -338,22 +340,22 @@ SmallVector<Value> KernelBuilder::overlappedTiles() {
       // The rows of the last tile past the kv length (see the other
       // loop).
       if (io.lengths) {
-        Value lastStart = add(tileBegin, mul(lastIndex, kKeys));
+        Value lastStart = add(tileBegin, mul(lastIndex, split.keys));
         auto cut = scf::IfOp::create(
             b, loc,
-            cmp(arith::CmpIPredicate::sgt, add(lastStart, kKeys), keyEnd));
+            cmp(arith::CmpIPredicate::sgt, add(lastStart, split.keys), keyEnd));
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(cut.thenBlock());
         zeroRowsForWgmma(io.vs, sub(keyEnd, lastStart), buffer);
       }
     }
     SmallVector<SmallVector<Value>> finalP;
-    for (int64_t j = 0; j < kKeys / 16; ++j)
+    for (int64_t j = 0; j < split.keys / 16; ++j)
       finalP.emplace_back(state.begin() + pAt + 4 * j,
                           state.begin() + pAt + 4 * j + 4);
     SmallVector<Value> valueDescriptors =
-        descriptors(add(vBase, mul(buffer, bytes)), kKeys / 16, vOffset,
-                    /*leadingBytes=*/kPanelBytes);
+        descriptors(add(vBase, mul(buffer, bytes)), split.keys / 16, vOffset,
+                    /*leadingBytes=*/split.panelBytes());
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
     output =
         issueProducts(finalP, valueDescriptors, /*transposeB=*/true, output);
@@ -369,11 +371,11 @@ SmallVector<Value> KernelBuilder::overlappedTiles() {
 
 void KernelBuilder::produce() {
   scf::ForOp::create(
-      b, loc, tileBegin, tileLimit, index(kKeys), ValueRange{},
+      b, loc, tileBegin, tileLimit, index(split.keys), ValueRange{},
       [&](OpBuilder &, Location, Value tileStart, ValueRange) {
         // Tile n goes to buffer n mod 2 as its use u = n / 2, which waits
         // for the buffer's freed barrier object to complete phase u - 1.
-        Value tileIndex = div(sub(tileStart, tileBegin), kKeys);
+        Value tileIndex = div(sub(tileStart, tileBegin), split.keys);
         Value buffer = rem(tileIndex, 2), use = div(tileIndex, 2);
         auto waitUntilFreed = [&](Value freed) {
           auto reused = scf::IfOp::create(

@@ -146,13 +146,13 @@ void writeIntoCopyTarget(BufferAttentionOp op) {
   alloc->erase();
 }
 
-/// tfm.buffer_attention -> the kernel's gpu.launch. With no batches or no
-/// queries its grid is empty, which the runtime skips (mgpuLaunchKernel):
-/// no host branch around it, which would make gpu-async-region wait for
-/// the stream before and after it.
-void launchKernel(IRRewriter &rewriter, BufferAttentionOp op, int64_t warpRows,
-                  bool splitKV, bool warpgroupMma, bool overlap, bool tma,
-                  bool warpSpecialized, bool pingpong) {
+/// tfm.buffer_attention -> the kernel's gpu.launch, in the form `requested`
+/// names (of any head dim; packed: split-KV decode wanted) where the op
+/// allows it. With no batches or no queries its grid is empty, which the
+/// runtime skips (mgpuLaunchKernel): no host branch around it, which would
+/// make gpu-async-region wait for the stream before and after it.
+void launchKernel(IRRewriter &rewriter, BufferAttentionOp op,
+                  const RowSplit &requested) {
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   Value q = op.getQuery();
@@ -161,16 +161,18 @@ void launchKernel(IRRewriter &rewriter, BufferAttentionOp op, int64_t warpRows,
   int64_t heads = queryType.getDimSize(kHeads);
   int64_t kvHeads = op.getKey().getType().getDimSize(kHeads);
   int64_t queries = queryType.getDimSize(kSeq);
-  RowSplit split{warpRows, resultType.getDimSize(kHead)};
-  split.packed = splitKV && !ShapedType::isDynamic(queries) && queries > 0 &&
-                 heads / kvHeads * queries <= 16;
+  RowSplit split{requested.warpRows, resultType.getDimSize(kHead)};
+  split.packed = requested.packed && !ShapedType::isDynamic(queries) &&
+                 queries > 0 && heads / kvHeads * queries <= 16;
   if (split.packed)
     split.warpRows = 16;
-  split.warpgroups = warpgroupMma && !split.packed;
-  split.overlap = split.warpgroups && overlap;
-  split.tma = split.warpgroups && tma;
-  split.specialized = split.tma && warpSpecialized;
-  split.pingpong = split.specialized && split.overlap && pingpong;
+  split.warpgroups = requested.warpgroups && !split.packed;
+  if (split.warpgroups)
+    split.keys = requested.keys;
+  split.overlap = split.warpgroups && requested.overlap;
+  split.tma = split.warpgroups && requested.tma;
+  split.specialized = split.tma && requested.specialized;
+  split.pingpong = split.specialized && split.overlap && requested.pingpong;
   auto constant = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(rewriter, loc, value);
   };
@@ -209,11 +211,13 @@ void launchKernel(IRRewriter &rewriter, BufferAttentionOp op, int64_t warpRows,
         constant(kRows));
     gridY = constant(heads);
   }
-  // With TMA, K's and V's tensor maps, in boxes of 64 keys by 64 columns.
+  // With TMA, K's and V's tensor maps, in boxes of a tile's keys by 64
+  // columns.
   Value kMap, vMap;
   if (split.tma) {
-    kMap = createTensorMap(rewriter, loc, op.getKey(), {1, 1, kKeys, 64});
-    vMap = createTensorMap(rewriter, loc, op.getValue(), {1, 1, kKeys, 64});
+    kMap = createTensorMap(rewriter, loc, op.getKey(), {1, 1, split.keys, 64});
+    vMap =
+        createTensorMap(rewriter, loc, op.getValue(), {1, 1, split.keys, 64});
   }
   // The tiles in dynamic shared memory: K, V and Q tiles of head dim 128
   // pass the 48 KiB of static shared memory.
@@ -234,16 +238,18 @@ void launchKernel(IRRewriter &rewriter, BufferAttentionOp op, int64_t warpRows,
                         resultType.getElementType(), offset);
     };
     int64_t buffers = split.buffers();
-    Value ks = tile(kKeys, 0), vs = tile(kKeys, buffers * split.tileBytes());
+    Value ks = tile(split.keys, 0),
+          vs = tile(split.keys, buffers * split.tileBytes());
     Value qs = split.queryShared()
                    ? tile(split.blockRows(), 2 * buffers * split.tileBytes())
                    : Value();
     // (No Q tile with warpgroups, hence with TMA.)
-    Value zeros = split.zeroTile() ? sharedView(rewriter, loc, shared,
-                                                {split.headDim / 64, kKeys, 64},
-                                                resultType.getElementType(),
-                                                2 * buffers * split.tileBytes())
-                                   : Value();
+    Value zeros = split.zeroTile()
+                      ? sharedView(rewriter, loc, shared,
+                                   {split.headDim / 64, split.keys, 64},
+                                   resultType.getElementType(),
+                                   2 * buffers * split.tileBytes())
+                      : Value();
     Value barriers =
         split.tma ? sharedView(rewriter, loc, shared, {split.barrierObjects()},
                                rewriter.getI64Type(), split.tilesBytes())
@@ -309,11 +315,29 @@ struct TfmGPULowerBufferAttentionPass
                                "warpgroup-overlap");
       return signalPassFailure();
     }
+    if (keys != 64 && keys != 128) {
+      getOperation().emitError("tfm-gpu-lower-buffer-attention: keys must "
+                               "be 64 or 128, not ")
+          << int64_t(keys);
+      return signalPassFailure();
+    }
+    if (keys == 128 && !warpgroupMma) {
+      getOperation().emitError("tfm-gpu-lower-buffer-attention: keys 128 "
+                               "takes warpgroup-mma");
+      return signalPassFailure();
+    }
     if (warpgroupMma && warpRows != 16) {
       getOperation().emitError("tfm-gpu-lower-buffer-attention: "
                                "warpgroup-mma takes warp-rows 16");
       return signalPassFailure();
     }
+    RowSplit requested{warpRows, /*headDim=*/0, keys};
+    requested.packed = splitKV;
+    requested.warpgroups = warpgroupMma;
+    requested.overlap = warpgroupOverlap;
+    requested.tma = tma;
+    requested.specialized = warpSpecialized;
+    requested.pingpong = pingpong;
     for (BufferAttentionOp op : ops) {
       if (!kernelTakes(op.getQuery().getType(), op.getValue().getType())) {
         op.emitOpError("has no GPU kernel for these types: it takes bf16 or "
@@ -321,8 +345,7 @@ struct TfmGPULowerBufferAttentionPass
         return signalPassFailure();
       }
       writeIntoCopyTarget(op);
-      launchKernel(rewriter, op, warpRows, splitKV, warpgroupMma,
-                   warpgroupOverlap, tma, warpSpecialized, pingpong);
+      launchKernel(rewriter, op, requested);
     }
   }
 };

@@ -134,6 +134,9 @@ mlir::tfm::createCPUTarget(const TargetOptions &options) {
   if (options.gpuAttentionWarpRows)
     return llvm::createStringError(
         "--gpu-attention-warp-rows is an option of --target=cuda");
+  if (options.gpuAttentionKeys)
+    return llvm::createStringError(
+        "--gpu-attention-keys is an option of --target=cuda");
   if (options.gpuFewRows >= 0)
     return llvm::createStringError(
         "--gpu-few-rows is an option of --target=cuda");

@@ -99,6 +99,8 @@ public:
     pipeline.matmulTile = options.gpuMatmulTile;
     if (options.gpuAttentionWarpRows)
       pipeline.attentionWarpRows = options.gpuAttentionWarpRows;
+    if (options.gpuAttentionKeys)
+      pipeline.attentionKeys = options.gpuAttentionKeys;
     pipeline.attentionSplitKV = options.gpuAttentionSplitKV;
     // Each attention form implies the ones it builds on.
     bool specialized =
@@ -316,6 +318,11 @@ mlir::tfm::createCUDATarget(const TargetOptions &options) {
     return llvm::createStringError(
         "--gpu-attention-warp-rows must be 16 or 32, not " +
         std::to_string(options.gpuAttentionWarpRows));
+  if (options.gpuAttentionKeys != 0 && options.gpuAttentionKeys != 64 &&
+      options.gpuAttentionKeys != 128)
+    return llvm::createStringError(
+        "--gpu-attention-keys must be 64 or 128, not " +
+        std::to_string(options.gpuAttentionKeys));
   if (options.gpuFewRows < -1 || options.gpuFewRows > 16)
     return llvm::createStringError(
         "--gpu-few-rows must be in [0, 16], not " +
@@ -344,6 +351,11 @@ mlir::tfm::createCUDATarget(const TargetOptions &options) {
     return llvm::createStringError(
         wgmmaFlag + " takes 16 rows a warp (a warpgroup's 64 rows), not "
                     "--gpu-attention-warp-rows=32");
+  if (options.gpuAttentionKeys == 128 && !wgmma)
+    return llvm::createStringError(
+        "--gpu-attention-keys=128 takes the warpgroup MMA kernel "
+        "(--gpu-attention-wgmma or a form built on it): mma.sync's "
+        "registers hold 64 keys of scores");
   if ((options.gpuMatmulTma || options.gpuMatmulWarpSpecialized) &&
       chip != "sm_90a")
     return llvm::createStringError(

@@ -15,6 +15,11 @@
 // RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true warpgroup-overlap=true tma=true warp-specialized=true}))" --verify-diagnostics | FileCheck %s --check-prefix=OVERLAP-WS
 // RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true warpgroup-overlap=true tma=true warp-specialized=true pingpong=true}))" --verify-diagnostics | FileCheck %s --check-prefix=PINGPONG
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true tma=true warp-specialized=true pingpong=true}))" 2>&1 | FileCheck %s --check-prefix=PINGPONG-ALONE
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true keys=128}))" --verify-diagnostics | FileCheck %s --check-prefix=KEYS128
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true warpgroup-overlap=true tma=true warp-specialized=true pingpong=true keys=128}))" --verify-diagnostics | FileCheck %s --check-prefix=PINGPONG128
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true split-kv=true keys=128}))" --verify-diagnostics | FileCheck %s --check-prefix=WGSPLIT
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{warpgroup-mma=true keys=96}))" 2>&1 | FileCheck %s --check-prefix=KEYS96
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-lower-buffer-attention{keys=128}))" 2>&1 | FileCheck %s --check-prefix=KEYS-ALONE
 
 // The kernel of a causal GQA attention with kv lengths, with no host branch
 // around it (an empty grid is the runtime's to skip); blocks of 256 threads over (query tiles of 128, heads,
@@ -27,6 +32,8 @@
 // TMA-ALONE: error: tfm-gpu-lower-buffer-attention: tma takes warpgroup-mma
 // WS-ALONE: error: tfm-gpu-lower-buffer-attention: warp-specialized takes tma
 // PINGPONG-ALONE: error: tfm-gpu-lower-buffer-attention: pingpong takes warp-specialized and warpgroup-overlap
+// KEYS96: error: tfm-gpu-lower-buffer-attention: keys must be 64 or 128, not 96
+// KEYS-ALONE: error: tfm-gpu-lower-buffer-attention: keys 128 takes warpgroup-mma
 
 // With warpgroup MMA and TMA loads, the host makes tensor maps of K and V in
 // boxes of 1x1x64x64 (128-byte swizzle, zeros outside), which the kernel
@@ -203,6 +210,25 @@ func.func @kernel(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x?x64xbf16>,
 // WGMMA-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 // WGMMA-NOT: nvgpu.ldmatrix
 // WGMMA: return
+// With 128 keys a tile (FlashAttention-3's at head dim 128): [2, 128, 64]
+// panels, QKᵀ as 8 wgmma m64n128k16 over D, P·V as 8 over the keys (the
+// descriptors' panels 16 KiB apart).
+// KEYS128-LABEL: func.func @f16_d128
+// KEYS128: dynamic_shared_memory_size %c65536_i32
+// KEYS128: %[[KS:.*]] = memref.view {{.*}} to memref<2x128x64xf16, #gpu.address_space<workgroup>>
+// KEYS128: %[[VS:.*]] = memref.view {{.*}}[%c32768][] {{.*}} to memref<2x128x64xf16, #gpu.address_space<workgroup>>
+// KEYS128: scf.for
+// KEYS128: memref.extract_aligned_pointer_as_index %[[KS]]
+// KEYS128: nvvm.wgmma.fence.aligned
+// KEYS128-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {$0, {{.*}}, $63}, {$128, $129, $130, $131}, $132, p, 1, 1, 0;
+// KEYS128: nvvm.wgmma.commit.group.sync.aligned
+// KEYS128: math.exp2
+// KEYS128: memref.extract_aligned_pointer_as_index %[[VS]]
+// KEYS128-COUNT-8: arith.constant 4611686293372403712 : i64
+// KEYS128: nvvm.wgmma.fence.aligned
+// KEYS128-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {$0, {{.*}}, $63}, {$128, $129, $130, $131}, $132, p, 1, 1, 1;
+// KEYS128: nvvm.wgmma.commit.group.sync.aligned
+// KEYS128: return
 // With warpgroup-overlap, K and V are double-buffered (64 KiB); V buffer 1
 // is zeroed with the first K copy; per tile, V of the tile and K of the
 // next go to the buffers of the tile before; QKᵀ (buffer n mod 2) and the
@@ -322,6 +348,23 @@ func.func @kernel(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x?x64xbf16>,
 // PINGPONG: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %{{.*}}
 // PINGPONG-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
 // PINGPONG: return
+// With 128 keys a tile: boxes, buffers and the zeroed tile of 128 rows, and
+// 16 KiB a load.
+// PINGPONG128-LABEL: func.func @kernel
+// PINGPONG128: nvgpu.tma.create.descriptor {{.*}} -> <tensor = memref<1x1x128x64xbf16, #gpu.address_space<workgroup>>
+// PINGPONG128: nvgpu.tma.create.descriptor {{.*}} -> <tensor = memref<1x1x128x64xbf16, #gpu.address_space<workgroup>>
+// PINGPONG128: gpu.launch {{.*}} in (%{{.*}} = %c384, {{.*}} dynamic_shared_memory_size %c81984_i32
+// PINGPONG128: memref.view {{.*}}[%c0{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2x1x128x64xbf16, #gpu.address_space<workgroup>>
+// PINGPONG128: memref.view {{.*}}[%c32768][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2x1x128x64xbf16, #gpu.address_space<workgroup>>
+// PINGPONG128: memref.view {{.*}}[%c65536][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<1x128x64xbf16, #gpu.address_space<workgroup>>
+// PINGPONG128: memref.view {{.*}}[%c81920][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<8xi64, #gpu.address_space<workgroup>>
+// PINGPONG128: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c16384_i32
+// PINGPONG128: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c16384_i32
+// PINGPONG128-COUNT-4: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// PINGPONG128: nvvm.wgmma.commit.group.sync.aligned
+// PINGPONG128-COUNT-8: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// PINGPONG128: nvvm.wgmma.commit.group.sync.aligned
+// PINGPONG128: return
 // OVERLAP-TMA-LABEL: func.func @kernel
 // OVERLAP-TMA: scf.for
 // OVERLAP-TMA: arith.ceildivui
