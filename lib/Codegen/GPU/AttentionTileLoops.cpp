@@ -46,8 +46,8 @@ SmallVector<Value> KernelBuilder::sequentialTiles() {
           copyTile(io.v, kvHead, tileStart, keyEnd, io.vs, split.keys);
         }
 
-        // S = Q Kᵀ: per row tile, 8 tiles of 8 keys; each K fragment feeds
-        // every row tile.
+        // S = Q Kᵀ: per row tile, keys / 8 tiles of 8 keys; each K fragment
+        // feeds every row tile.
         SmallVector<SmallVector<SmallVector<Value>>> scores(
             rowTiles, SmallVector<SmallVector<Value>>(
                           split.keys / 8, SmallVector<Value>(4, zero)));
