@@ -2,7 +2,10 @@
 // what the host side of a --target=cuda library asks of the driver: one
 // device whose memory is host memory, kernels that launch and do nothing,
 // and cuTensorMapEncodeTiled printing what it was given (to stderr,
-// innermost dimension first, as the driver takes it).
+// innermost dimension first, as the driver takes it). With
+// FAKE_CUDA_COUNT_MAPS set it prints nothing per map, and at exit how many
+// maps it encoded and how many blocks of a map's size (128 bytes) were
+// freed.
 
 #include <stdint.h>
 #include <stdio.h>
@@ -111,8 +114,15 @@ CUresult cuEventElapsedTime(float *ms, void *start, void *end) {
   *ms = 0;
   return 0;
 }
+// Each block's size sits in the 16 bytes before it (blocks stay 16-byte
+// aligned, as TMA needs).
+enum { kHeader = 16, kMapBytes = 128 };
+static unsigned long long mapsEncoded, mapBlocksFreed;
+
 CUresult cuMemAlloc_v2(CUdeviceptr *pointer, size_t bytes) {
-  *pointer = (CUdeviceptr)(uintptr_t)calloc(1, bytes ? bytes : 1);
+  char *block = calloc(1, kHeader + bytes);
+  memcpy(block, &bytes, sizeof(bytes));
+  *pointer = (CUdeviceptr)(uintptr_t)(block + kHeader);
   return 0;
 }
 CUresult cuMemAllocAsync(CUdeviceptr *pointer, size_t bytes, void *stream) {
@@ -124,7 +134,13 @@ CUresult cuMemAllocManaged(CUdeviceptr *pointer, size_t bytes, unsigned flags) {
   return cuMemAlloc_v2(pointer, bytes);
 }
 CUresult cuMemFree_v2(CUdeviceptr pointer) {
-  free((void *)(uintptr_t)pointer);
+  if (!pointer)
+    return 0;
+  char *block = (char *)(uintptr_t)pointer - kHeader;
+  size_t bytes;
+  memcpy(&bytes, block, sizeof(bytes));
+  mapBlocksFreed += bytes == kMapBytes;
+  free(block);
   return 0;
 }
 CUresult cuMemFreeAsync(CUdeviceptr pointer, void *stream) {
@@ -186,6 +202,11 @@ CUresult cuTensorMapEncodeTiled(void *map, int type, unsigned rank,
                                 const unsigned *box,
                                 const unsigned *elementStrides, int interleave,
                                 int swizzle, int l2Promotion, int oobFill) {
+  ++mapsEncoded;
+  memset(map, 0, kMapBytes);
+  memcpy(map, &address, sizeof(address));
+  if (getenv("FAKE_CUDA_COUNT_MAPS"))
+    return 0;
   fprintf(stderr, "cuTensorMapEncodeTiled: type %d rank %u address%%16 %u",
           type, rank, (unsigned)((uintptr_t)address % 16));
   printList("sizes", sizes, rank, 1);
@@ -194,7 +215,11 @@ CUresult cuTensorMapEncodeTiled(void *map, int type, unsigned rank,
   printList("element-strides", elementStrides, rank, 0);
   fprintf(stderr, " interleave %d swizzle %d l2 %d oob %d\n", interleave,
           swizzle, l2Promotion, oobFill);
-  memset(map, 0, 128);
-  memcpy(map, &address, sizeof(address));
   return 0;
+}
+
+__attribute__((destructor)) static void printMapCounts(void) {
+  if (getenv("FAKE_CUDA_COUNT_MAPS"))
+    fprintf(stderr, "fake driver: %llu tensor maps encoded, %llu blocks of "
+            "128 bytes freed\n", mapsEncoded, mapBlocksFreed);
 }
