@@ -39,7 +39,10 @@
                                   sm_90a also projections-tma.so, the
                                   tiles loaded by TMA, and
                                   projections-ws.so, by a producer
-                                  warpgroup), each
+                                  warpgroup, and
+                                  projections-persistent.so, that in
+                                  persistent blocks on an H100's
+                                  multiprocessors), each
                                   warp-rows the attention
                                   (attention-N.so; on sm_90a also
                                   attention-wgmma.so, its products as
@@ -61,6 +64,7 @@
                                   model (model-few-rows-N.so, timed by
                                   `step` beside model.so); on sm_90a
                                   model-tma.so, model-ws.so,
+                                  model-persistent.so,
                                   model-attention-ws.so,
                                   model-pingpong.so and
                                   model-pingpong-keys128.so, timed by
@@ -116,6 +120,9 @@ def decode_source(dim):
 PROJECTIONS = {"qo": (2048, 2048), "kv": (2048, 256), "gate_up": (2048, 5632),
                "down": (5632, 2048), "lm_head": (2048, 32000)}  # (K, N)
 TOKENS_PROJECTED = (2048, 8192)
+# The persistent projections: blocks for an H100's (or H200's) 132
+# multiprocessors.
+PERSISTENT = "--gpu-matmul-persistent=132"
 
 
 def projection_source(name, k, n):
@@ -171,6 +178,8 @@ def prepare(directory, tilings, warp_rows, few_rows, arch="sm_90a"):
                               flags=flags + ["--gpu-matmul-tma"])
         compiler.compile_mlir(text, directory / "projections-ws.so",
                               flags=flags + ["--gpu-matmul-warp-specialized"])
+        compiler.compile_mlir(text, directory / "projections-persistent.so",
+                              flags=flags + [PERSISTENT])
     from model import FULL
     compiler.compile_model(dict(FULL, dtype="bf16"), directory / "model.so",
                            flags=flags)
@@ -181,6 +190,9 @@ def prepare(directory, tilings, warp_rows, few_rows, arch="sm_90a"):
         compiler.compile_model(dict(FULL, dtype="bf16"),
                                directory / "model-ws.so",
                                flags=flags + ["--gpu-matmul-warp-specialized"])
+        compiler.compile_model(dict(FULL, dtype="bf16"),
+                               directory / "model-persistent.so",
+                               flags=flags + [PERSISTENT])
         compiler.compile_model(
             dict(FULL, dtype="bf16"), directory / "model-attention-ws.so",
             flags=flags + ["--gpu-attention-warp-specialized"])
@@ -561,7 +573,7 @@ if __name__ == "__main__":
             results["model"] = [
                 run_model(where, library)
                 for library in ("model.so", "model-tma.so", "model-ws.so",
-                                "model-attention-ws.so", "model-pingpong.so",
+                                "model-persistent.so", "model-attention-ws.so", "model-pingpong.so",
                                 "model-pingpong-keys128.so")
                 if (where / library).exists()]
         print(json.dumps(results))

@@ -17,7 +17,8 @@
 #       by a producer warpgroup, taking turns, tiles of 128 keys)
 #       for sm_90a, and the projection suites and the models with the
 #       projections' tiles loaded by TMA (by all the tile's threads, or a
-#       producer warpgroup of their own), into
+#       producer warpgroup of their own, also in persistent blocks for 3
+#       multiprocessors that walk every tile), into
 #       DIR/variants/NAME.
 #   scripts/gpu-tests.sh pack [DIR]     here, after prepare (and bench/gpu.py
 #       prepare build/gpu-bench, if wanted): DIR, build/gpu-bench and
@@ -63,7 +64,8 @@ variants=(warp-rows-32:attention:--gpu-attention-warp-rows=32
           "overlap-keys128:attention:--gpu-attention-wgmma-overlap --gpu-attention-keys=128"
           "pingpong-keys128:attention:--gpu-attention-pingpong --gpu-attention-keys=128"
           matmul-tma:projection:--gpu-matmul-tma
-          matmul-warp-specialized:projection:--gpu-matmul-warp-specialized)
+          matmul-warp-specialized:projection:--gpu-matmul-warp-specialized
+          matmul-persistent:projection:--gpu-matmul-persistent=3)
 
 generation_model="$root/test/Integration/GPU/generation-bf16.json"
 

@@ -58,6 +58,7 @@ void mlir::tfm::buildTfmCUDAKernelStage(
     matmul.warpgroupMma = options.chip == "sm_90a";
     matmul.tma = options.matmulTma;
     matmul.warpSpecialized = options.matmulWarpSpecialized;
+    matmul.persistent = options.matmulPersistent;
     matmul.fewRows = options.matmulFewRows;
     pm.addNestedPass<func::FuncOp>(createTfmGPUTensorCoreMatmulPass(matmul));
   }

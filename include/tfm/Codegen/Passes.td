@@ -986,6 +986,14 @@ def TfmGPUTensorCoreMatmulPass
       its products have read it (after the next step's `wgmma.wait_group
       1`), which the producer waits on before refilling it: no block
       barrier per step, the loads up to `stages` steps ahead;
+    - with `persistent` P too (the GPU's multiprocessor count), a grid of
+      at most G blocks, as many as P multiprocessors hold at once (by
+      shared memory and threads: one block of the 128x256 tiles, two of
+      the 64x128), block b computing tiles b, b + G, b + 2G, ... in turn:
+      its producer goes on to the next tile's steps while the warpgroups
+      finish and store the last one's (a stage's uses counted over the
+      block's tiles), instead of each tile's block filling the stages
+      anew. Any P is correct; the multiprocessor count balances the grid;
     - a one-dimensional grid of a block per tile, in groups of 16 row
       blocks that walk the columns together (their B tiles shared in L2,
       the group's A rows kept there);
@@ -1028,6 +1036,11 @@ def TfmGPUTensorCoreMatmulPass
            "With tma: a producer warpgroup of its own issues the loads, and "
            "the tile's warpgroups free each stage through barrier objects "
            "(no block barrier per step)">,
+    Option<"persistent", "persistent", "int64_t",
+           /*default=*/"0",
+           "With warp-specialized: persistent blocks, as many as this many "
+           "multiprocessors (the GPU's count) hold at once, each walking "
+           "its tiles in turn (0: a block per tile)">,
     Option<"fewRows", "few-rows", "int64_t", /*default=*/"8",
            "Projections of at most this many rows (0 to 16; 0: none) on "
            "the few-rows kernel rather than tensor-core tiles">,

@@ -144,6 +144,13 @@ struct TfmLowerToNVVMPipelineOptions
       llvm::cl::desc("The tensor-core projections' tiling "
                      "(tfm-gpu-tensor-core-matmul's tile; default: chosen "
                      "per projection)")};
+  PassOptions::Option<int64_t> matmulPersistent{
+      *this, "matmul-persistent",
+      llvm::cl::desc("With matmul-warp-specialized: persistent blocks, as "
+                     "many as this many multiprocessors hold, each walking "
+                     "its tiles in turn; 0: a block per tile "
+                     "(tfm-gpu-tensor-core-matmul's persistent)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> matmulFewRows{
       *this, "matmul-few-rows",
       llvm::cl::desc("Projections of at most this many rows on the "

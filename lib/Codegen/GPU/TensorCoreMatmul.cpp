@@ -65,6 +65,11 @@ struct Tiling {
   /// that the tile's warpgroups arrive on once their products have read it
   /// (no block barrier per step).
   bool specialized = false;
+  /// When specialized, persistent on this many multiprocessors: a grid of
+  /// at most as many blocks as they hold at once (0: a block per tile),
+  /// each walking tiles `grid size` apart, its producer loading the next
+  /// tile's first steps while the warpgroups store the last.
+  int64_t multiprocessors = 0;
 
   /// Warps, or warpgroups.
   int64_t units() const {
@@ -86,12 +91,25 @@ struct Tiling {
   }
   /// The stages, then the barrier objects.
   int64_t sharedBytes() const { return stages * stageBytes() + barriers() * 8; }
+  /// The blocks a multiprocessor of sm_90 holds at once: 228 KiB of shared
+  /// memory, of which each block takes 1 KiB more than it asks for, and
+  /// 2048 threads (registers permitting).
+  int64_t blocksPerMultiprocessor() const {
+    return std::max<int64_t>(
+        1, std::min((228 * 1024) / (sharedBytes() + 1024), 2048 / threads()));
+  }
 };
 
 /// The most dynamic shared memory a block may have on sm_80, and on sm_90
 /// (where warpgroup MMA runs).
 constexpr int64_t kMaxSharedBytes = 163 * 1024;
 constexpr int64_t kMaxSharedBytesSm90 = 227 * 1024;
+
+/// Persistent and warp-specialized with two warpgroups of products: the
+/// registers a thread of the producer and of the others keeps (setmaxnreg;
+/// 40 · 128 + 232 · 256 fit the 64K of a multiprocessor).
+constexpr int32_t kProducerRegisters = 40;
+constexpr int32_t kTileRegisters = 232;
 
 /// Row blocks that walk the columns together (see build).
 constexpr int64_t kGroupRowBlocks = 16;
@@ -326,11 +344,19 @@ private:
   /// TMA: one thread's loads of step `step` into stage `stage`, and the
   /// stage's barrier told to expect their bytes.
   void loadStep(Value stage, Value step);
-  /// TMA: waits until step `step`'s loads into stage `stage` have landed.
-  void waitForStep(Value stage, Value step);
-  /// Specialized: the producer's loop, every step's loads, each once the
-  /// tile's warpgroups have released its stage's use before.
+  /// TMA: waits until the loads into stage `stage` of the block's step
+  /// `count` (counted over its tiles) have landed.
+  void waitForStep(Value stage, Value count);
+  /// Specialized: the producer's loop over the block's tiles and their
+  /// steps, each step's loads once the tile's warpgroups have released its
+  /// stage's use before.
   void produce(int64_t steps);
+  /// Sets firstRow and firstColumn to those of tile `tile` (see build).
+  void placeTile(Value tile);
+  /// `body(tile, first)` for each of the block's tiles: its own, or
+  /// persistent, one every grid size tiles from it; `first` is the block's
+  /// step count before the tile (0 when not persistent).
+  void forEachTile(int64_t steps, function_ref<void(Value, Value)> body);
   /// Specialized: stage `stage`'s second barrier object (free to refill).
   Value freedBarrier(Value stage) {
     return barrierPointer(barriers, add(stage, t.stages));
@@ -353,8 +379,9 @@ private:
 
   const Projection &p;
   const Tiling &t;
-  Value tid, firstRow, firstColumn, rows, columns, lastRow, lastColumn, as, bs,
-      barriers, aMap, bMap;
+  Value tid, blockId, gridSize, rowBlocks, firstRow, firstColumn, rows, columns,
+      lastRow, lastColumn, as, bs, barriers, aMap, bMap;
+  int64_t columnBlocks = 0;
   // Per lane: where its ldmatrix matrices start (mma.sync), and its unit's
   // (warp's or warpgroup's) first row and column in the block's tile.
   Value aRow, aXor, bRow, bXor, unitRow, unitColumn;
@@ -400,28 +427,66 @@ void MatmulKernelBuilder::loadStep(Value stage, Value step) {
           barrier);
 }
 
-void MatmulKernelBuilder::waitForStep(Value stage, Value step) {
-  // A stage's n-th use is step n · stages + stage.
-  waitForPhase(barrierPointer(barriers, stage), rem(div(step, t.stages), 2));
+void MatmulKernelBuilder::waitForStep(Value stage, Value count) {
+  // A stage's n-th use is the block's step n · stages + stage.
+  waitForPhase(barrierPointer(barriers, stage), rem(div(count, t.stages), 2));
 }
 
 void MatmulKernelBuilder::produce(int64_t steps) {
-  scf::ForOp::create(
-      b, loc, index(0), index(steps), index(1), ValueRange{},
-      [&](OpBuilder &, Location, Value step, ValueRange) {
-        Value stage = rem(step, t.stages);
-        // Its use before (step - stages) released: that use's parity.
-        auto reused = scf::IfOp::create(
-            b, loc, cmp(arith::CmpIPredicate::uge, step, index(t.stages)));
-        {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(reused.thenBlock());
-          waitForPhase(freedBarrier(stage),
-                       rem(sub(div(step, t.stages), index(1)), 2));
-        }
-        loadStep(stage, step);
-        scf::YieldOp::create(b, loc);
-      });
+  forEachTile(steps, [&](Value, Value first) {
+    scf::ForOp::create(
+        b, loc, index(0), index(steps), index(1), ValueRange{},
+        [&](OpBuilder &, Location, Value step, ValueRange) {
+          Value count = add(first, step);
+          Value stage = rem(count, t.stages);
+          // Its use before (count - stages) released: that use's parity.
+          auto reused = scf::IfOp::create(
+              b, loc, cmp(arith::CmpIPredicate::uge, count, index(t.stages)));
+          {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(reused.thenBlock());
+            waitForPhase(freedBarrier(stage),
+                         rem(sub(div(count, t.stages), index(1)), 2));
+          }
+          loadStep(stage, step);
+          scf::YieldOp::create(b, loc);
+        });
+  });
+}
+
+void MatmulKernelBuilder::placeTile(Value tile) {
+  // Blocks run in groups of kGroupRowBlocks row blocks, column block by
+  // column block, each column block's row blocks together, so that the
+  // tiles running at once share their B tiles in L2 and a group's rows of
+  // A stay there while the group walks the columns (rather than all the
+  // weights streamed from memory once per row block).
+  Value firstRowBlock =
+      mul(div(tile, kGroupRowBlocks * columnBlocks), kGroupRowBlocks);
+  Value groupRows = min(sub(rowBlocks, firstRowBlock), index(kGroupRowBlocks));
+  Value within = rem(tile, kGroupRowBlocks * columnBlocks);
+  firstRow =
+      mul(add(firstRowBlock, arith::RemUIOp::create(b, loc, within, groupRows)),
+          t.blockRows);
+  firstColumn =
+      mul(arith::DivUIOp::create(b, loc, within, groupRows), t.blockColumns);
+}
+
+void MatmulKernelBuilder::forEachTile(int64_t steps,
+                                      function_ref<void(Value, Value)> body) {
+  if (!t.multiprocessors) {
+    body(blockId, index(0));
+    return;
+  }
+  Value tiles = mul(rowBlocks, columnBlocks);
+  scf::ForOp::create(b, loc, blockId, tiles, gridSize, ValueRange{},
+                     [&](OpBuilder &, Location, Value tile, ValueRange) {
+                       placeTile(tile);
+                       // The block's tiles before this one, times their steps.
+                       body(tile, mul(arith::DivUIOp::create(
+                                          b, loc, sub(tile, blockId), gridSize),
+                                      steps));
+                       scf::YieldOp::create(b, loc);
+                     });
 }
 
 void MatmulKernelBuilder::warpStep(Value stage, SmallVectorImpl<Value> &acc) {
@@ -519,25 +584,14 @@ void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
   Value warpColumn = unitColumn;
   rows = memref::DimOp::create(b, loc, p.a, 0);
   columns = index(cast<MemRefType>(p.c.getType()).getDimSize(1));
-  // The block's tile: blocks run in groups of kGroupRowBlocks row blocks,
-  // column block by column block, each column block's row blocks together,
-  // so that the blocks running at once share their B tiles in L2 and a
-  // group's rows of A stay there while the group walks the columns (rather
-  // than all the weights streamed from memory once per row block).
-  int64_t columnBlocks = llvm::divideCeil(
-      cast<MemRefType>(p.c.getType()).getDimSize(1), t.blockColumns);
-  Value rowBlocks =
-      arith::CeilDivUIOp::create(b, loc, rows, index(t.blockRows));
-  Value id = launch.getBlockIds().x;
-  Value firstRowBlock =
-      mul(div(id, kGroupRowBlocks * columnBlocks), kGroupRowBlocks);
-  Value groupRows = min(sub(rowBlocks, firstRowBlock), index(kGroupRowBlocks));
-  Value within = rem(id, kGroupRowBlocks * columnBlocks);
-  firstRow = mul(add(firstRowBlock, arith::RemUIOp::create(b, loc, within,
-                                                           groupRows)),
-                 t.blockRows);
-  firstColumn = mul(arith::DivUIOp::create(b, loc, within, groupRows),
-                    t.blockColumns);
+  columnBlocks = llvm::divideCeil(cast<MemRefType>(p.c.getType()).getDimSize(1),
+                                  t.blockColumns);
+  rowBlocks = arith::CeilDivUIOp::create(b, loc, rows, index(t.blockRows));
+  blockId = launch.getBlockIds().x;
+  gridSize = launch.getGridSize().x;
+  // A block's one tile; persistent blocks place each of theirs.
+  if (!t.multiprocessors)
+    placeTile(blockId);
   lastRow = sub(rows, index(1));
   lastColumn = sub(columns, index(1));
   int64_t steps = llvm::divideCeil(p.k, t.step);
@@ -558,9 +612,14 @@ void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
     gpu::BarrierOp::create(b, loc);
     if (t.specialized) {
       // The producer warpgroup's thread 0 runs the loads; the rest of the
-      // kernel is the tile's warpgroups'.
+      // kernel is the tile's warpgroups'. Persistent, two of them hold the
+      // tile loop's state beside their accumulators: the producer gives
+      // them registers (168 a thread at entry, 384 threads).
+      bool moveRegisters = t.multiprocessors && t.units() == 2;
       splitWarpgroups(
-          threadId, [&] { onFirstThread(threadId, [&] { produce(steps); }); });
+          threadId, [&] { onFirstThread(threadId, [&] { produce(steps); }); },
+          moveRegisters ? kProducerRegisters : 0,
+          moveRegisters ? kTileRegisters : 0);
     } else {
       onFirstThread(tid, [&] {
         for (int64_t s = 0; s < std::min(lead, steps); ++s)
@@ -608,104 +667,116 @@ void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
   };
   auto pairType = VectorType::get({2}, b.getF32Type());
   Value zero = f32(0.0);
-  SmallVector<Value> init(mTiles * nTiles * 4, zero);
-  if (!p.fill) {
-    // C's values (a bias, say) are the starting sums: read at clamped
-    // indices, 0 outside C.
+  forEachTile(steps, [&](Value, Value first) {
+    SmallVector<Value> init(mTiles * nTiles * 4, zero);
+    if (!p.fill) {
+      // C's values (a bias, say) are the starting sums: read at clamped
+      // indices, 0 outside C.
+      for (int64_t mt = 0; mt < mTiles; ++mt)
+        for (int64_t nt = 0; nt < nTiles; ++nt)
+          for (int64_t half = 0; half < 2; ++half) {
+            Value row = rowOf(mt, half), column = columnOf(nt);
+            Value pair = vector::LoadOp::create(
+                b, loc, pairType, p.c,
+                ValueRange{min(row, lastRow), min(column, lastColumn)});
+            Value in = inside(row, column);
+            for (int64_t e = 0; e < 2; ++e)
+              init[(mt * nTiles + nt) * 4 + half * 2 + e] =
+                  arith::SelectOp::create(
+                      b, loc, in, vector::ExtractOp::create(b, loc, pair, e),
+                      zero);
+          }
+    }
+    auto loop = scf::ForOp::create(
+        b, loc, index(0), index(steps), index(1), init,
+        [&](OpBuilder &, Location, Value step, ValueRange state) {
+          SmallVector<Value> acc(state.begin(), state.end());
+          if (t.tma) {
+            Value count = add(first, step);
+            Value stage = rem(count, t.stages);
+            if (!t.specialized) {
+              Value next = add(step, lead);
+              Value more = cmp(arith::CmpIPredicate::slt, next, index(steps));
+              // Every warpgroup is past the products that read the stage
+              // refilled next; then this step's tiles have landed.
+              gpu::BarrierOp::create(b, loc);
+              onFirstThread(tid, [&] {
+                auto load = scf::IfOp::create(b, loc, more);
+                OpBuilder::InsertionGuard guard(b);
+                b.setInsertionPointToStart(load.thenBlock());
+                loadStep(rem(next, t.stages), next);
+              });
+            }
+            waitForStep(stage, count);
+            warpgroupStep(stage, acc);
+            if (t.specialized) {
+              // The step before's products are done (the warpgroup waited
+              // for all but this step's): its stage goes back to the
+              // producer, one arrival per warpgroup.
+              auto release = scf::IfOp::create(
+                  b, loc,
+                  both(cmp(arith::CmpIPredicate::ugt, step, index(0)),
+                       cmp(arith::CmpIPredicate::eq, rem(tid, 128), index(0))));
+              OpBuilder::InsertionGuard guard(b);
+              b.setInsertionPointToStart(release.thenBlock());
+              arrive(freedBarrier(rem(sub(count, index(1)), t.stages)));
+            }
+            scf::YieldOp::create(b, loc, acc);
+            return;
+          }
+          // This step has landed, and every warp is past the products that
+          // read the stage refilled next.
+          NVVM::CpAsyncWaitGroupOp::create(b, loc, lead - 1);
+          if (t.warpgroups)
+            fenceAsyncProxy();
+          gpu::BarrierOp::create(b, loc);
+          Value next = add(step, lead);
+          auto more = scf::IfOp::create(
+              b, loc, cmp(arith::CmpIPredicate::slt, next, index(steps)));
+          {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(more.thenBlock());
+            copyStep(rem(next, t.stages), next);
+          }
+          NVVM::CpAsyncCommitGroupOp::create(b, loc);
+
+          Value stage = rem(step, t.stages);
+          if (t.warpgroups)
+            warpgroupStep(stage, acc);
+          else
+            warpStep(stage, acc);
+          scf::YieldOp::create(b, loc, acc);
+        });
+    if (t.warpgroups)
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
+    if (t.multiprocessors) {
+      // The tile's last step is done too: its stage goes back to the
+      // producer, which may be loading the next tile's steps already.
+      onFirstThread(rem(tid, 128), [&] {
+        arrive(freedBarrier(rem(add(first, steps - 1), t.stages)));
+      });
+    }
+
+    // The result, two values at a time, inside the matrix: the sums, or the
+    // epilogue's values.
+    Value out = p.epilogue ? operands.back() : p.c;
     for (int64_t mt = 0; mt < mTiles; ++mt)
       for (int64_t nt = 0; nt < nTiles; ++nt)
         for (int64_t half = 0; half < 2; ++half) {
           Value row = rowOf(mt, half), column = columnOf(nt);
-          Value pair = vector::LoadOp::create(
-              b, loc, pairType, p.c,
-              ValueRange{min(row, lastRow), min(column, lastColumn)});
-          Value in = inside(row, column);
-          for (int64_t e = 0; e < 2; ++e)
-            init[(mt * nTiles + nt) * 4 + half * 2 + e] =
-                arith::SelectOp::create(
-                    b, loc, in, vector::ExtractOp::create(b, loc, pair, e),
-                    zero);
-        }
-  }
-  auto loop = scf::ForOp::create(
-      b, loc, index(0), index(steps), index(1), init,
-      [&](OpBuilder &, Location, Value step, ValueRange state) {
-        SmallVector<Value> acc(state.begin(), state.end());
-        if (t.tma) {
-          Value stage = rem(step, t.stages);
-          if (!t.specialized) {
-            Value next = add(step, lead);
-            Value more = cmp(arith::CmpIPredicate::slt, next, index(steps));
-            // Every warpgroup is past the products that read the stage
-            // refilled next; then this step's tiles have landed.
-            gpu::BarrierOp::create(b, loc);
-            onFirstThread(tid, [&] {
-              auto load = scf::IfOp::create(b, loc, more);
-              OpBuilder::InsertionGuard guard(b);
-              b.setInsertionPointToStart(load.thenBlock());
-              loadStep(rem(next, t.stages), next);
-            });
-          }
-          waitForStep(stage, step);
-          warpgroupStep(stage, acc);
-          if (t.specialized) {
-            // The step before's products are done (the warpgroup waited
-            // for all but this step's): its stage goes back to the
-            // producer, one arrival per warpgroup.
-            auto release = scf::IfOp::create(
-                b, loc,
-                both(cmp(arith::CmpIPredicate::ugt, step, index(0)),
-                     cmp(arith::CmpIPredicate::eq, rem(tid, 128), index(0))));
-            OpBuilder::InsertionGuard guard(b);
-            b.setInsertionPointToStart(release.thenBlock());
-            arrive(freedBarrier(rem(sub(step, index(1)), t.stages)));
-          }
-          scf::YieldOp::create(b, loc, acc);
-          return;
-        }
-        // This step has landed, and every warp is past the products that
-        // read the stage refilled next.
-        NVVM::CpAsyncWaitGroupOp::create(b, loc, lead - 1);
-        if (t.warpgroups)
-          fenceAsyncProxy();
-        gpu::BarrierOp::create(b, loc);
-        Value next = add(step, lead);
-        auto more = scf::IfOp::create(
-            b, loc, cmp(arith::CmpIPredicate::slt, next, index(steps)));
-        {
+          auto store = scf::IfOp::create(b, loc, inside(row, column));
           OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(more.thenBlock());
-          copyStep(rem(next, t.stages), next);
+          b.setInsertionPointToStart(store.thenBlock());
+          int64_t at = (mt * nTiles + nt) * 4 + half * 2;
+          SmallVector<Value> sums = {loop.getResult(at),
+                                     loop.getResult(at + 1)};
+          Value pair =
+              p.epilogue
+                  ? evaluateEpilogue(b, loc, p, operands, sums, row, column)
+                  : vector::FromElementsOp::create(b, loc, pairType, sums);
+          vector::StoreOp::create(b, loc, pair, out, ValueRange{row, column});
         }
-        NVVM::CpAsyncCommitGroupOp::create(b, loc);
-
-        Value stage = rem(step, t.stages);
-        if (t.warpgroups)
-          warpgroupStep(stage, acc);
-        else
-          warpStep(stage, acc);
-        scf::YieldOp::create(b, loc, acc);
-      });
-  if (t.warpgroups)
-    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
-
-  // The result, two values at a time, inside the matrix: the sums, or the
-  // epilogue's values.
-  Value out = p.epilogue ? operands.back() : p.c;
-  for (int64_t mt = 0; mt < mTiles; ++mt)
-    for (int64_t nt = 0; nt < nTiles; ++nt)
-      for (int64_t half = 0; half < 2; ++half) {
-        Value row = rowOf(mt, half), column = columnOf(nt);
-        auto store = scf::IfOp::create(b, loc, inside(row, column));
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(store.thenBlock());
-        int64_t at = (mt * nTiles + nt) * 4 + half * 2;
-        SmallVector<Value> sums = {loop.getResult(at), loop.getResult(at + 1)};
-        Value pair =
-            p.epilogue ? evaluateEpilogue(b, loc, p, operands, sums, row, column)
-                       : vector::FromElementsOp::create(b, loc, pairType, sums);
-        vector::StoreOp::create(b, loc, pair, out, ValueRange{row, column});
-      }
+  });
 }
 
 /// The projection's fill, contraction and epilogue -> the kernel's
@@ -753,6 +824,10 @@ void launchKernel(IRRewriter &rewriter, Projection p, const Tiling &t,
                                    constant(t.blockColumns)),
         arith::CeilDivUIOp::create(rewriter, loc, rows,
                                    constant(t.blockRows)));
+    if (t.multiprocessors)
+      blocks = arith::MinUIOp::create(
+          rewriter, loc, blocks,
+          constant(t.multiprocessors * t.blocksPerMultiprocessor()));
     if (dynamicRows && fewRows > 0)
       blocks = arith::SelectOp::create(
           rewriter, loc,
@@ -830,6 +905,13 @@ struct TfmGPUTensorCoreMatmulPass
           "tfm-gpu-tensor-core-matmul: warp-specialized needs tma");
       return signalPassFailure();
     }
+    if (persistent < 0 || (persistent > 0 && !warpSpecialized)) {
+      getOperation().emitError("tfm-gpu-tensor-core-matmul: persistent "
+                               "must be 0 or, with warp-specialized, "
+                               "positive, not ")
+          << int64_t(persistent);
+      return signalPassFailure();
+    }
     if (!tile.empty()) {
       if (tile.size() != 6) {
         getOperation().emitError(
@@ -866,6 +948,7 @@ struct TfmGPUTensorCoreMatmulPass
       Tiling t = chosen ? *chosen : defaultTiling(columns, warpgroups);
       t.tma = tma;
       t.specialized = warpSpecialized;
+      t.multiprocessors = persistent;
       launchKernel(rewriter, p, t, fewRows);
     }
   }

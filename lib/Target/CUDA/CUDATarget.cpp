@@ -113,9 +113,12 @@ public:
     pipeline.attentionWarpgroupOverlap =
         options.gpuAttentionWgmmaOverlap || options.gpuAttentionPingpong;
     pipeline.attentionPingpong = options.gpuAttentionPingpong;
-    pipeline.matmulTma =
-        options.gpuMatmulTma || options.gpuMatmulWarpSpecialized;
-    pipeline.matmulWarpSpecialized = options.gpuMatmulWarpSpecialized;
+    // Each projection form implies the ones it builds on.
+    bool matmulSpecialized =
+        options.gpuMatmulWarpSpecialized || options.gpuMatmulPersistent > 0;
+    pipeline.matmulTma = options.gpuMatmulTma || matmulSpecialized;
+    pipeline.matmulWarpSpecialized = matmulSpecialized;
+    pipeline.matmulPersistent = options.gpuMatmulPersistent;
     if (options.gpuFewRows >= 0)
       pipeline.matmulFewRows = options.gpuFewRows;
     pipeline.chip = chip.str();
@@ -323,6 +326,10 @@ mlir::tfm::createCUDATarget(const TargetOptions &options) {
     return llvm::createStringError(
         "--gpu-attention-keys must be 64 or 128, not " +
         std::to_string(options.gpuAttentionKeys));
+  if (options.gpuMatmulPersistent < 0)
+    return llvm::createStringError(
+        "--gpu-matmul-persistent must be positive (or 0: off), not " +
+        std::to_string(options.gpuMatmulPersistent));
   if (options.gpuFewRows < -1 || options.gpuFewRows > 16)
     return llvm::createStringError(
         "--gpu-few-rows must be in [0, 16], not " +
@@ -356,11 +363,13 @@ mlir::tfm::createCUDATarget(const TargetOptions &options) {
         "--gpu-attention-keys=128 takes the warpgroup MMA kernel "
         "(--gpu-attention-wgmma or a form built on it): mma.sync's "
         "registers hold 64 keys of scores");
-  if ((options.gpuMatmulTma || options.gpuMatmulWarpSpecialized) &&
+  if ((options.gpuMatmulTma || options.gpuMatmulWarpSpecialized ||
+       options.gpuMatmulPersistent) &&
       chip != "sm_90a")
     return llvm::createStringError(
-        (options.gpuMatmulWarpSpecialized ? "--gpu-matmul-warp-specialized"
-                                          : "--gpu-matmul-tma") +
+        (options.gpuMatmulPersistent        ? "--gpu-matmul-persistent"
+         : options.gpuMatmulWarpSpecialized ? "--gpu-matmul-warp-specialized"
+                                            : "--gpu-matmul-tma") +
         std::string(" needs --gpu-arch=sm_90a (TMA feeds wgmma), not ") +
         chip.str());
   if (architecture == std::end(kArchitectures)) {

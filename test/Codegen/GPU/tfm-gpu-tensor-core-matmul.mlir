@@ -7,6 +7,8 @@
 // RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true warp-specialized=true}))" | FileCheck %s --check-prefix=WS
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true warp-specialized=true}))" 2>&1 | FileCheck %s --check-prefix=WS-TMA
 // RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true warp-specialized=true tile=128,256,64,4,64,256}))" | FileCheck %s --check-prefix=WS-TILE
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true warp-specialized=true tile=128,256,64,4,64,256 persistent=132}))" | FileCheck %s --check-prefix=PERSIST
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true persistent=132}))" 2>&1 | FileCheck %s --check-prefix=PERSIST-WS
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true tile=64,512,64,3,64,256}))" 2>&1 | FileCheck %s --check-prefix=TMA-BOX
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{tile=128,128,48,3,64,64}))" 2>&1 | FileCheck %s --check-prefix=STEP
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{tile=256,256,64,4,64,64}))" 2>&1 | FileCheck %s --check-prefix=SMEM
@@ -18,6 +20,7 @@
 // WGMMA-STAGES: tile 128,128,64,2,64,128 cannot tile a kernel: warpgroup MMA needs at least 3 stages
 // TMA-MMA: error: tfm-gpu-tensor-core-matmul: tma needs warpgroup-mma
 // WS-TMA: error: tfm-gpu-tensor-core-matmul: warp-specialized needs tma
+// PERSIST-WS: error: tfm-gpu-tensor-core-matmul: persistent must be 0 or, with warp-specialized, positive, not 132
 // TMA-BOX: tile 64,512,64,3,64,256 cannot tile a kernel: a TMA load brings at most 256 rows of A or B
 // STEP: error: tfm-gpu-tensor-core-matmul: tile 128,128,48,3,64,64 cannot tile a kernel: its step must be 32 or 64
 // SMEM: tile 256,256,64,4,64,64 cannot tile a kernel: its stages need 262144 bytes of shared memory, more than a block has (166912)
@@ -204,6 +207,46 @@
 // WS: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
 // WS: nvvm.wgmma.wait.group.sync.aligned 0
 // WS: vector.store
+// Persistent (at most 132 blocks of the tiling above): the grid is the
+// tile count capped at 132, and block b walks tiles b, b + grid size, ...
+// in both roles. The producer (its registers given to the 2 tile
+// warpgroups) counts steps over the block's tiles (4 a tile: K = 256), so
+// that each stage's phases go on from tile to tile; the tile warpgroups
+// start each tile from zero, wait on the same counts, and once the tile's
+// products are done free its last stage too before they store it.
+// PERSIST-LABEL: func.func @projection
+// PERSIST: %[[TILES:.*]] = arith.muli
+// PERSIST: %[[CAPPED:.*]] = arith.minui %[[TILES]], %c132
+// PERSIST: %[[GRID:.*]] = arith.select %{{.*}}, %[[CAPPED]], %c0
+// PERSIST: gpu.launch blocks(%[[BX:[^,]*]], %{{.*}}, %{{.*}}) in (%[[GX:[^ ]*]] = %[[GRID]], {{.*}} threads(%{{.*}}) in (%{{.*}} = %c384
+// PERSIST: gpu.shuffle  idx
+// PERSIST: scf.if
+// PERSIST: nvvm.setmaxregister  decrease 40
+// PERSIST: scf.if
+// PERSIST: scf.for %[[T:.*]] = %[[BX]] to %{{.*}} step %[[GX]] {
+// PERSIST: %[[BEFORE:.*]] = arith.subi %[[T]], %[[BX]]
+// PERSIST: %[[NTH:.*]] = arith.divui %[[BEFORE]], %[[GX]]
+// PERSIST: %[[FIRST:.*]] = arith.muli %[[NTH]], %c4
+// PERSIST: scf.for %[[S:.*]] = %c0{{.*}} to %c4{{.*}} step %c1
+// PERSIST: %[[NUM:.*]] = arith.addi %[[FIRST]], %[[S]]
+// PERSIST: arith.cmpi uge, %[[NUM]], %c4
+// PERSIST: nvvm.mbarrier.try_wait
+// PERSIST: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c49152_i32
+// PERSIST-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// PERSIST: } else {
+// PERSIST: nvvm.setmaxregister  increase 232
+// PERSIST: scf.for %[[T2:.*]] = %[[BX]] to %{{.*}} step %[[GX]] {
+// PERSIST: %[[NTH2:.*]] = arith.divui %{{.*}}, %[[GX]]
+// PERSIST: %[[FIRST2:.*]] = arith.muli %[[NTH2]], %c4
+// PERSIST: scf.for %[[S2:.*]] = %c0{{.*}} to %c4{{.*}} step %c1{{.*}} iter_args(%{{.*}} = %cst
+// PERSIST: arith.addi %[[FIRST2]], %[[S2]]
+// PERSIST: nvvm.mbarrier.try_wait
+// PERSIST: nvvm.wgmma.wait.group.sync.aligned 1
+// PERSIST: nvvm.mbarrier.arrive
+// PERSIST: nvvm.wgmma.wait.group.sync.aligned 0
+// PERSIST: arith.addi %[[FIRST2]], %c3
+// PERSIST: nvvm.mbarrier.arrive
+// PERSIST: vector.store
 func.func @projection(%x: memref<?x256xbf16>, %w: memref<100x256xbf16>, %c: memref<?x100xf32>) {
   %zero = arith.constant 0.0 : f32
   linalg.fill ins(%zero : f32) outs(%c : memref<?x100xf32>)
