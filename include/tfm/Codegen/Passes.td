@@ -989,7 +989,8 @@ def TfmGPUTensorCoreMatmulPass
     - with `persistent` P too (the GPU's multiprocessor count), a grid of
       at most G blocks, as many as P multiprocessors hold at once (by
       shared memory and threads: one block of the 128x256 tiles, two of
-      the 64x128), block b computing tiles b, b + G, b + 2G, ... in turn:
+      the 64x128; one whenever two tile warpgroups take the producer's
+      registers), block b computing tiles b, b + G, b + 2G, ... in turn:
       its producer goes on to the next tile's steps while the warpgroups
       finish and store the last one's (a stage's uses counted over the
       block's tiles), instead of each tile's block filling the stages

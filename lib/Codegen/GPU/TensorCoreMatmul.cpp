@@ -91,10 +91,17 @@ struct Tiling {
   }
   /// The stages, then the barrier objects.
   int64_t sharedBytes() const { return stages * stageBytes() + barriers() * 8; }
+  /// Persistent with two warpgroups of products: the producer gives them
+  /// registers (setmaxnreg), and the block takes the whole register file.
+  bool movesRegisters() const {
+    return specialized && multiprocessors && units() == 2;
+  }
   /// The blocks a multiprocessor of sm_90 holds at once: 228 KiB of shared
   /// memory, of which each block takes 1 KiB more than it asks for, and
-  /// 2048 threads (registers permitting).
+  /// 2048 threads; one when the block moves registers.
   int64_t blocksPerMultiprocessor() const {
+    if (movesRegisters())
+      return 1;
     return std::max<int64_t>(
         1, std::min((228 * 1024) / (sharedBytes() + 1024), 2048 / threads()));
   }
@@ -105,9 +112,9 @@ struct Tiling {
 constexpr int64_t kMaxSharedBytes = 163 * 1024;
 constexpr int64_t kMaxSharedBytesSm90 = 227 * 1024;
 
-/// Persistent and warp-specialized with two warpgroups of products: the
-/// registers a thread of the producer and of the others keeps (setmaxnreg;
-/// 40 · 128 + 232 · 256 fit the 64K of a multiprocessor).
+/// When a block moves registers (Tiling::movesRegisters): those a thread
+/// of the producer and of the others keeps (setmaxnreg; 40 · 128 +
+/// 232 · 256 fit the 64K of a multiprocessor).
 constexpr int32_t kProducerRegisters = 40;
 constexpr int32_t kTileRegisters = 232;
 
@@ -615,11 +622,10 @@ void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
       // kernel is the tile's warpgroups'. Persistent, two of them hold the
       // tile loop's state beside their accumulators: the producer gives
       // them registers (168 a thread at entry, 384 threads).
-      bool moveRegisters = t.multiprocessors && t.units() == 2;
       splitWarpgroups(
           threadId, [&] { onFirstThread(threadId, [&] { produce(steps); }); },
-          moveRegisters ? kProducerRegisters : 0,
-          moveRegisters ? kTileRegisters : 0);
+          t.movesRegisters() ? kProducerRegisters : 0,
+          t.movesRegisters() ? kTileRegisters : 0);
     } else {
       onFirstThread(tid, [&] {
         for (int64_t s = 0; s < std::min(lead, steps); ++s)
@@ -905,11 +911,15 @@ struct TfmGPUTensorCoreMatmulPass
           "tfm-gpu-tensor-core-matmul: warp-specialized needs tma");
       return signalPassFailure();
     }
-    if (persistent < 0 || (persistent > 0 && !warpSpecialized)) {
-      getOperation().emitError("tfm-gpu-tensor-core-matmul: persistent "
-                               "must be 0 or, with warp-specialized, "
-                               "positive, not ")
+    if (persistent < 0) {
+      getOperation().emitError("tfm-gpu-tensor-core-matmul: persistent must "
+                               "not be negative, not ")
           << int64_t(persistent);
+      return signalPassFailure();
+    }
+    if (persistent > 0 && !warpSpecialized) {
+      getOperation().emitError(
+          "tfm-gpu-tensor-core-matmul: persistent needs warp-specialized");
       return signalPassFailure();
     }
     if (!tile.empty()) {

@@ -9,6 +9,9 @@
 // RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true warp-specialized=true tile=128,256,64,4,64,256}))" | FileCheck %s --check-prefix=WS-TILE
 // RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true warp-specialized=true tile=128,256,64,4,64,256 persistent=132}))" | FileCheck %s --check-prefix=PERSIST
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true persistent=132}))" 2>&1 | FileCheck %s --check-prefix=PERSIST-WS
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true warp-specialized=true persistent=-1}))" 2>&1 | FileCheck %s --check-prefix=PERSIST-NEGATIVE
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true warp-specialized=true tile=128,128,64,3,64,128 persistent=3}))" | FileCheck %s --check-prefix=PERSIST-REGS
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true warp-specialized=true persistent=3}))" | FileCheck %s --check-prefix=PERSIST-TWO
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true tile=64,512,64,3,64,256}))" 2>&1 | FileCheck %s --check-prefix=TMA-BOX
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{tile=128,128,48,3,64,64}))" 2>&1 | FileCheck %s --check-prefix=STEP
 // RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{tile=256,256,64,4,64,64}))" 2>&1 | FileCheck %s --check-prefix=SMEM
@@ -20,7 +23,19 @@
 // WGMMA-STAGES: tile 128,128,64,2,64,128 cannot tile a kernel: warpgroup MMA needs at least 3 stages
 // TMA-MMA: error: tfm-gpu-tensor-core-matmul: tma needs warpgroup-mma
 // WS-TMA: error: tfm-gpu-tensor-core-matmul: warp-specialized needs tma
-// PERSIST-WS: error: tfm-gpu-tensor-core-matmul: persistent must be 0 or, with warp-specialized, positive, not 132
+// PERSIST-WS: error: tfm-gpu-tensor-core-matmul: persistent needs warp-specialized
+// PERSIST-NEGATIVE: error: tfm-gpu-tensor-core-matmul: persistent must not be negative, not -1
+// Blocks a multiprocessor holds: 128x128 tiles of 2 warpgroups in 96 KiB
+// of stages would fit twice by shared memory, but moving registers takes
+// the whole register file, so 3 multiprocessors take 3 blocks; the default
+// 64x128 tiles of one warpgroup (96 KiB) fit twice, 6 blocks.
+// PERSIST-REGS-LABEL: func.func @projection
+// PERSIST-REGS: arith.minui %{{.*}}, %c3 :
+// PERSIST-REGS: nvvm.setmaxregister  decrease 40
+// PERSIST-TWO-LABEL: func.func @projection
+// PERSIST-TWO: arith.minui %{{.*}}, %c6 :
+// PERSIST-TWO-NOT: nvvm.setmaxregister
+// PERSIST-TWO-LABEL: func.func @not_taken
 // TMA-BOX: tile 64,512,64,3,64,256 cannot tile a kernel: a TMA load brings at most 256 rows of A or B
 // STEP: error: tfm-gpu-tensor-core-matmul: tile 128,128,48,3,64,64 cannot tile a kernel: its step must be 32 or 64
 // SMEM: tile 256,256,64,4,64,64 cannot tile a kernel: its stages need 262144 bytes of shared memory, more than a block has (166912)
