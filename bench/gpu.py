@@ -41,7 +41,7 @@
                                   projections-ws.so, by a producer
                                   warpgroup, and
                                   projections-persistent.so, that in
-                                  persistent blocks on an H100's
+                                  persistent blocks on the device's
                                   multiprocessors), each
                                   warp-rows the attention
                                   (attention-N.so; on sm_90a also
@@ -120,9 +120,9 @@ def decode_source(dim):
 PROJECTIONS = {"qo": (2048, 2048), "kv": (2048, 256), "gate_up": (2048, 5632),
                "down": (5632, 2048), "lm_head": (2048, 32000)}  # (K, N)
 TOKENS_PROJECTED = (2048, 8192)
-# The persistent projections: blocks for an H100's (or H200's) 132
-# multiprocessors.
-PERSISTENT = "--gpu-matmul-persistent=132"
+# The persistent projections: blocks for the device's multiprocessors,
+# counted at run time.
+PERSISTENT = "--gpu-matmul-persistent"
 
 
 def projection_source(name, k, n):

@@ -65,7 +65,7 @@ variants=(warp-rows-32:attention:--gpu-attention-warp-rows=32
           "pingpong-keys128:attention:--gpu-attention-pingpong --gpu-attention-keys=128"
           matmul-tma:projection:--gpu-matmul-tma
           matmul-warp-specialized:projection:--gpu-matmul-warp-specialized
-          matmul-persistent:projection:--gpu-matmul-persistent=3)
+          "matmul-persistent:projection:--gpu-matmul-persistent --gpu-multiprocessors=3")
 
 generation_model="$root/test/Integration/GPU/generation-bf16.json"
 

@@ -59,8 +59,9 @@ void mlir::tfm::buildTfmCUDAKernelStage(
     matmul.tma = options.matmulTma;
     matmul.warpSpecialized = options.matmulWarpSpecialized;
     matmul.persistent = options.matmulPersistent;
+    matmul.multiprocessors = options.matmulMultiprocessors;
     matmul.fewRows = options.matmulFewRows;
-    pm.addNestedPass<func::FuncOp>(createTfmGPUTensorCoreMatmulPass(matmul));
+    pm.addPass(createTfmGPUTensorCoreMatmulPass(matmul));
   }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createForallToParallelLoopPass());
@@ -84,6 +85,7 @@ void mlir::tfm::buildTfmCUDAKernelStage(
   // One stream per call: launches, copies, allocations in order, the host
   // waiting only where it reads a result and at the end.
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+  pm.addNestedPass<func::FuncOp>(createTfmGPUSkipTensorMapWaitsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

@@ -106,14 +106,11 @@ cl::opt<int64_t> gpuAttentionKeys(
              "attention kernel, 64 (default) or 128 (with its warpgroup "
              "MMA forms, FlashAttention-3's tile)"),
     cl::init(0), cl::cat(category));
-cl::opt<int64_t> gpuMatmulPersistent(
-    "gpu-matmul-persistent",
-    cl::desc("With --target=cuda --gpu-arch=sm_90a: the warp-specialized "
-             "projections (--gpu-matmul-warp-specialized, implied) in "
-             "persistent blocks, as many as this many multiprocessors hold "
-             "at once, each walking its tiles in turn; N: the GPU's "
-             "multiprocessor count (132 on an H100 or H200 SXM). Default 0: "
-             "a block per tile"),
+cl::opt<int64_t> gpuMultiprocessors(
+    "gpu-multiprocessors",
+    cl::desc("With --gpu-matmul-persistent: size the persistent grids for "
+             "N multiprocessors rather than the device's count, which is "
+             "asked at run time (default 0); for tests and tuning"),
     cl::value_desc("N"), cl::init(0), cl::cat(category));
 cl::opt<int64_t> gpuFewRows(
     "gpu-few-rows",
@@ -219,7 +216,7 @@ int main(int argc, char **argv) {
   targetOptions.gpuAttentionKeys = gpuAttentionKeys;
 #define TFM_GPU_FLAG(field, flag, description) targetOptions.field = field;
 #include "tfm/Target/GPUFlags.def"
-  targetOptions.gpuMatmulPersistent = gpuMatmulPersistent;
+  targetOptions.gpuMultiprocessors = gpuMultiprocessors;
   targetOptions.gpuFewRows = gpuFewRows;
   targetOptions.optLevel = optLevel;
   targetOptions.prepackWeights = prepackWeights;

@@ -944,7 +944,7 @@ def TfmGPUFuseElementwisePass
 }
 
 def TfmGPUTensorCoreMatmulPass
-    : Pass<"tfm-gpu-tensor-core-matmul", "::mlir::func::FuncOp"> {
+    : Pass<"tfm-gpu-tensor-core-matmul", "::mlir::ModuleOp"> {
   let summary = "run bf16/f16 projections on tensor cores";
   let description = [{
     Runs on buffers, before the generic mapping. A projection as
@@ -986,15 +986,17 @@ def TfmGPUTensorCoreMatmulPass
       its products have read it (after the next step's `wgmma.wait_group
       1`), which the producer waits on before refilling it: no block
       barrier per step, the loads up to `stages` steps ahead;
-    - with `persistent` P too (the GPU's multiprocessor count), a grid of
-      at most G blocks, as many as P multiprocessors hold at once (by
-      shared memory and threads: one block of the 128x256 tiles, two of
-      the 64x128; one whenever two tile warpgroups take the producer's
-      registers), block b computing tiles b, b + G, b + 2G, ... in turn:
-      its producer goes on to the next tile's steps while the warpgroups
-      finish and store the last one's (a stage's uses counted over the
-      block's tiles), instead of each tile's block filling the stages
-      anew. Any P is correct; the multiprocessor count balances the grid;
+    - with `persistent` too, a grid of at most G blocks, as many as the
+      GPU's multiprocessors hold at once (by shared memory and threads:
+      one block of the 128x256 tiles, two of the 64x128; one whenever two
+      tile warpgroups take the producer's registers), block b computing
+      tiles b, b + G, b + 2G, ... in turn: its producer goes on to the
+      next tile's steps while the warpgroups finish and store the last
+      one's (a stage's uses counted over the block's tiles), instead of
+      each tile's block filling the stages anew. The host asks the
+      device for its multiprocessor count (`tfmCudaMultiprocessors`, in
+      the CUDA runtime) before each launch, unless `multiprocessors`
+      fixes one; any count is correct, the device's balances the grid;
     - a one-dimensional grid of a block per tile, in groups of 16 row
       blocks that walk the columns together (their B tiles shared in L2,
       the group's A rows kept there);
@@ -1037,16 +1039,19 @@ def TfmGPUTensorCoreMatmulPass
            "With tma: a producer warpgroup of its own issues the loads, and "
            "the tile's warpgroups free each stage through barrier objects "
            "(no block barrier per step)">,
-    Option<"persistent", "persistent", "int64_t",
+    Option<"persistent", "persistent", "bool", /*default=*/"false",
+           "With warp-specialized: persistent blocks, as many as the GPU's "
+           "multiprocessors hold at once, each walking its tiles in turn">,
+    Option<"multiprocessors", "multiprocessors", "int64_t",
            /*default=*/"0",
-           "With warp-specialized: persistent blocks, as many as this many "
-           "multiprocessors (the GPU's count) hold at once, each walking "
-           "its tiles in turn (0: a block per tile)">,
+           "With persistent: size the grid for this many multiprocessors "
+           "(0: the device's count, asked at run time)">,
     Option<"fewRows", "few-rows", "int64_t", /*default=*/"8",
            "Projections of at most this many rows (0 to 16; 0: none) on "
            "the few-rows kernel rather than tensor-core tiles">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::LLVM::LLVMDialect",
                            "::mlir::memref::MemRefDialect",
@@ -1137,6 +1142,26 @@ def TfmGPUMergeKernelModulesPass
     points the launches at it, with one copy of the constant globals the
     kernels read (outlining copies each into every module that reads it).
     Modules holding anything else are left as they are.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def TfmGPUSkipTensorMapWaitsPass
+    : Pass<"tfm-gpu-skip-tensor-map-waits", "::mlir::func::FuncOp"> {
+  let summary = "keep a call's stream going through the tensor maps it "
+                "makes";
+  let description = [{
+    Runs after `gpu-async-region`, which makes the host wait for the
+    stream (`gpu.wait [%t]`: synchronize it, then start a new one) before
+    every host op that may touch memory, among them
+    `nvgpu.tma.create.descriptor`: each projection or attention whose tiles
+    TMA loads made the host wait for all the GPU work before it, and the
+    GPU then idled while the next launches came. A tensor map only reads
+    the memref's address, sizes and strides on the host, which are known
+    without waiting. Where a host wait is followed, in the same block, by
+    tensor maps and ops free of memory effects only, and then by the new
+    stream's `gpu.wait async` (no dependencies), the wait goes and the
+    chain goes on from the old token, on the same stream.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }

@@ -144,12 +144,18 @@ struct TfmLowerToNVVMPipelineOptions
       llvm::cl::desc("The tensor-core projections' tiling "
                      "(tfm-gpu-tensor-core-matmul's tile; default: chosen "
                      "per projection)")};
-  PassOptions::Option<int64_t> matmulPersistent{
+  PassOptions::Option<bool> matmulPersistent{
       *this, "matmul-persistent",
       llvm::cl::desc("With matmul-warp-specialized: persistent blocks, as "
-                     "many as this many multiprocessors hold, each walking "
-                     "its tiles in turn; 0: a block per tile "
-                     "(tfm-gpu-tensor-core-matmul's persistent)"),
+                     "many as the GPU's multiprocessors hold, each walking "
+                     "its tiles in turn (tfm-gpu-tensor-core-matmul's "
+                     "persistent)"),
+      llvm::cl::init(false)};
+  PassOptions::Option<int64_t> matmulMultiprocessors{
+      *this, "matmul-multiprocessors",
+      llvm::cl::desc("With matmul-persistent: the grid sized for this many "
+                     "multiprocessors; 0: the device's count, asked at run "
+                     "time (tfm-gpu-tensor-core-matmul's multiprocessors)"),
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> matmulFewRows{
       *this, "matmul-few-rows",

@@ -61,9 +61,9 @@ struct TargetOptions {
   /// A GPU target: keys of a tile of the attention kernel (64, or 128 with
   /// warpgroup MMA); 0: the default.
   int64_t gpuAttentionKeys = 0;
-  /// A GPU target: the warp-specialized projections in persistent blocks
-  /// on this many multiprocessors; 0: a block per tile.
-  int64_t gpuMatmulPersistent = 0;
+  /// A GPU target: persistent grids (gpuMatmulPersistent) sized for this
+  /// many multiprocessors; 0: the device's count, asked at run time.
+  int64_t gpuMultiprocessors = 0;
   /// A GPU target: projections of at most this many rows on the few-rows
   /// kernel (0 to 16, 0: none); -1: the default.
   int64_t gpuFewRows = -1;

@@ -25,6 +25,7 @@
 #include "KernelLaunch.h"
 #include "TensorCoreBuilder.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -65,10 +66,13 @@ struct Tiling {
   /// that the tile's warpgroups arrive on once their products have read it
   /// (no block barrier per step).
   bool specialized = false;
-  /// When specialized, persistent on this many multiprocessors: a grid of
-  /// at most as many blocks as they hold at once (0: a block per tile),
+  /// When specialized, persistent: a grid of at most as many blocks as
+  /// the GPU's multiprocessors hold at once (rather than a block per tile),
   /// each walking tiles `grid size` apart, its producer loading the next
   /// tile's first steps while the warpgroups store the last.
+  bool persistent = false;
+  /// When persistent, the grid is sized for this many multiprocessors; 0:
+  /// the device's count, asked by the host before each launch.
   int64_t multiprocessors = 0;
 
   /// Warps, or warpgroups.
@@ -94,7 +98,7 @@ struct Tiling {
   /// Persistent with two warpgroups of products: the producer gives them
   /// registers (setmaxnreg), and the block takes the whole register file.
   bool movesRegisters() const {
-    return specialized && multiprocessors && units() == 2;
+    return specialized && persistent && units() == 2;
   }
   /// The blocks a multiprocessor of sm_90 holds at once: 228 KiB of shared
   /// memory, of which each block takes 1 KiB more than it asks for, and
@@ -480,7 +484,7 @@ void MatmulKernelBuilder::placeTile(Value tile) {
 
 void MatmulKernelBuilder::forEachTile(int64_t steps,
                                       function_ref<void(Value, Value)> body) {
-  if (!t.multiprocessors) {
+  if (!t.persistent) {
     body(blockId, index(0));
     return;
   }
@@ -597,7 +601,7 @@ void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
   blockId = launch.getBlockIds().x;
   gridSize = launch.getGridSize().x;
   // A block's one tile; persistent blocks place each of theirs.
-  if (!t.multiprocessors)
+  if (!t.persistent)
     placeTile(blockId);
   lastRow = sub(rows, index(1));
   lastColumn = sub(columns, index(1));
@@ -755,7 +759,7 @@ void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
         });
     if (t.warpgroups)
       NVVM::WgmmaWaitGroupSyncOp::create(b, loc, b.getI64IntegerAttr(0));
-    if (t.multiprocessors) {
+    if (t.persistent) {
       // The tile's last step is done too: its stage goes back to the
       // producer, which may be loading the next tile's steps already.
       onFirstThread(rem(tid, 128), [&] {
@@ -783,6 +787,39 @@ void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
           vector::StoreOp::create(b, loc, pair, out, ValueRange{row, column});
         }
   });
+}
+
+/// The CUDA runtime's function (lib/Runtime/CUDA) that gives the device's
+/// multiprocessor count, asked once a process.
+constexpr StringLiteral kMultiprocessorsFunction = "tfmCudaMultiprocessors";
+
+/// The device's multiprocessor count as an index, asked of the runtime
+/// once at the start of the function around `user` (and declared in its
+/// module the first time). At the start, because gpu-async-region makes
+/// the host wait for the stream before any call it finds among the
+/// launches.
+Value askMultiprocessors(Operation *user) {
+  auto function = user->getParentOfType<func::FuncOp>();
+  Block &entry = function.getBody().front();
+  for (auto call : entry.getOps<func::CallOp>())
+    if (call.getCallee() == kMultiprocessorsFunction)
+      for (Operation *castOp : call.getResult(0).getUsers())
+        if (auto cast = dyn_cast<arith::IndexCastUIOp>(castOp))
+          return cast;
+  auto module = function->getParentOfType<ModuleOp>();
+  auto declaration =
+      module.lookupSymbol<func::FuncOp>(kMultiprocessorsFunction);
+  if (!declaration) {
+    OpBuilder atStart = OpBuilder::atBlockBegin(module.getBody());
+    declaration = func::FuncOp::create(
+        atStart, module.getLoc(), kMultiprocessorsFunction,
+        atStart.getFunctionType({}, {atStart.getI32Type()}));
+    declaration.setPrivate();
+  }
+  OpBuilder b = OpBuilder::atBlockBegin(&entry);
+  Location loc = function.getLoc();
+  Value count = func::CallOp::create(b, loc, declaration).getResult(0);
+  return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), count);
 }
 
 /// The projection's fill, contraction and epilogue -> the kernel's
@@ -830,10 +867,15 @@ void launchKernel(IRRewriter &rewriter, Projection p, const Tiling &t,
                                    constant(t.blockColumns)),
         arith::CeilDivUIOp::create(rewriter, loc, rows,
                                    constant(t.blockRows)));
-    if (t.multiprocessors)
+    if (t.persistent) {
+      Value multiprocessors = t.multiprocessors
+                                  ? constant(t.multiprocessors)
+                                  : askMultiprocessors(p.contraction);
       blocks = arith::MinUIOp::create(
           rewriter, loc, blocks,
-          constant(t.multiprocessors * t.blocksPerMultiprocessor()));
+          rewriter.createOrFold<arith::MulIOp>(
+              loc, multiprocessors, constant(t.blocksPerMultiprocessor())));
+    }
     if (dynamicRows && fewRows > 0)
       blocks = arith::SelectOp::create(
           rewriter, loc,
@@ -911,13 +953,19 @@ struct TfmGPUTensorCoreMatmulPass
           "tfm-gpu-tensor-core-matmul: warp-specialized needs tma");
       return signalPassFailure();
     }
-    if (persistent < 0) {
-      getOperation().emitError("tfm-gpu-tensor-core-matmul: persistent must "
-                               "not be negative, not ")
-          << int64_t(persistent);
+    if (multiprocessors < 0) {
+      getOperation().emitError("tfm-gpu-tensor-core-matmul: multiprocessors "
+                               "must not be negative, not ")
+          << int64_t(multiprocessors);
       return signalPassFailure();
     }
-    if (persistent > 0 && !warpSpecialized) {
+    if (multiprocessors > 0 && !persistent) {
+      getOperation().emitError(
+          "tfm-gpu-tensor-core-matmul: multiprocessors sizes persistent "
+          "grids: it needs persistent");
+      return signalPassFailure();
+    }
+    if (persistent && !warpSpecialized) {
       getOperation().emitError(
           "tfm-gpu-tensor-core-matmul: persistent needs warp-specialized");
       return signalPassFailure();
@@ -958,7 +1006,8 @@ struct TfmGPUTensorCoreMatmulPass
       Tiling t = chosen ? *chosen : defaultTiling(columns, warpgroups);
       t.tma = tma;
       t.specialized = warpSpecialized;
-      t.multiprocessors = persistent;
+      t.persistent = persistent;
+      t.multiprocessors = multiprocessors;
       launchKernel(rewriter, p, t, fewRows);
     }
   }

@@ -35,6 +35,7 @@ constexpr int kJitErrorLogBufferSize = 6;
 constexpr int kJitOptimizationLevel = 7;
 constexpr int kFuncMaxDynamicSharedBytes = 8;
 constexpr int kMemPoolReleaseThreshold = 4;
+constexpr int kDeviceMultiprocessorCount = 16;
 
 /// The driver's functions, all non-null once `driver()` succeeded.
 /// cuTensorMapEncodeTiled's parameters: a map's 128 bytes, then its data

@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -457,6 +458,24 @@ void *mgpuTensorMapEncodeTiledMemref(int64_t rank, void *descriptor,
   }
   uploaded.emplace(std::move(key), pointer);
   return reinterpret_cast<void *>(pointer);
+}
+
+/// The device's multiprocessor count, which persistent kernels size their
+/// grids by (tfm-gpu-tensor-core-matmul); asked of the driver once a
+/// process. 1 when there is no driver, a failure the call reports.
+int32_t tfmCudaMultiprocessors() {
+  static std::atomic<int32_t> known{0};
+  if (int32_t count = known.load(std::memory_order_relaxed))
+    return count;
+  const Driver *cuda = currentDriver();
+  int count = 0;
+  if (!cuda || !call("cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)",
+                     cuda->deviceGetAttribute, &count,
+                     kDeviceMultiprocessorCount, cuda->device))
+    return 1;
+  count = std::max(count, 1);
+  known.store(count, std::memory_order_relaxed);
+  return count;
 }
 
 /// Called by each entry point's wrapper when the entry point returns: -1

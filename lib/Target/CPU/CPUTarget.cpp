@@ -137,9 +137,9 @@ mlir::tfm::createCPUTarget(const TargetOptions &options) {
   if (options.gpuAttentionKeys)
     return llvm::createStringError(
         "--gpu-attention-keys is an option of --target=cuda");
-  if (options.gpuMatmulPersistent)
+  if (options.gpuMultiprocessors)
     return llvm::createStringError(
-        "--gpu-matmul-persistent is an option of --target=cuda");
+        "--gpu-multiprocessors is an option of --target=cuda");
   if (options.gpuFewRows >= 0)
     return llvm::createStringError(
         "--gpu-few-rows is an option of --target=cuda");

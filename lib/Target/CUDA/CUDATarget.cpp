@@ -115,10 +115,11 @@ public:
     pipeline.attentionPingpong = options.gpuAttentionPingpong;
     // Each projection form implies the ones it builds on.
     bool matmulSpecialized =
-        options.gpuMatmulWarpSpecialized || options.gpuMatmulPersistent > 0;
+        options.gpuMatmulWarpSpecialized || options.gpuMatmulPersistent;
     pipeline.matmulTma = options.gpuMatmulTma || matmulSpecialized;
     pipeline.matmulWarpSpecialized = matmulSpecialized;
     pipeline.matmulPersistent = options.gpuMatmulPersistent;
+    pipeline.matmulMultiprocessors = options.gpuMultiprocessors;
     if (options.gpuFewRows >= 0)
       pipeline.matmulFewRows = options.gpuFewRows;
     pipeline.chip = chip.str();
@@ -326,10 +327,15 @@ mlir::tfm::createCUDATarget(const TargetOptions &options) {
     return llvm::createStringError(
         "--gpu-attention-keys must be 64 or 128, not " +
         std::to_string(options.gpuAttentionKeys));
-  if (options.gpuMatmulPersistent < 0)
+  if (options.gpuMultiprocessors < 0)
     return llvm::createStringError(
-        "--gpu-matmul-persistent must be positive (or 0: off), not " +
-        std::to_string(options.gpuMatmulPersistent));
+        "--gpu-multiprocessors must be positive (or 0: the device's "
+        "count), not " +
+        std::to_string(options.gpuMultiprocessors));
+  if (options.gpuMultiprocessors && !options.gpuMatmulPersistent)
+    return llvm::createStringError(
+        "--gpu-multiprocessors sizes persistent grids: it needs "
+        "--gpu-matmul-persistent");
   if (options.gpuFewRows < -1 || options.gpuFewRows > 16)
     return llvm::createStringError(
         "--gpu-few-rows must be in [0, 16], not " +

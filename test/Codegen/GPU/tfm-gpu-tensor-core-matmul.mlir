@@ -1,30 +1,33 @@
-// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul))" | FileCheck %s
-// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{tile=64,128,64,3,32,64}))" | FileCheck %s --check-prefix=TILE
-// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true}))" | FileCheck %s --check-prefix=WGMMA
-// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tile=128,128,64,2,64,128}))" 2>&1 | FileCheck %s --check-prefix=WGMMA-STAGES
-// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true}))" | FileCheck %s --check-prefix=TMA
-// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{tma=true}))" 2>&1 | FileCheck %s --check-prefix=TMA-MMA
-// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true warp-specialized=true}))" | FileCheck %s --check-prefix=WS
-// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true warp-specialized=true}))" 2>&1 | FileCheck %s --check-prefix=WS-TMA
-// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true warp-specialized=true tile=128,256,64,4,64,256}))" | FileCheck %s --check-prefix=WS-TILE
-// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true warp-specialized=true tile=128,256,64,4,64,256 persistent=132}))" | FileCheck %s --check-prefix=PERSIST
-// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true persistent=132}))" 2>&1 | FileCheck %s --check-prefix=PERSIST-WS
-// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true warp-specialized=true persistent=-1}))" 2>&1 | FileCheck %s --check-prefix=PERSIST-NEGATIVE
-// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true warp-specialized=true tile=128,128,64,3,64,128 persistent=3}))" | FileCheck %s --check-prefix=PERSIST-REGS
-// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true warp-specialized=true persistent=3}))" | FileCheck %s --check-prefix=PERSIST-TWO
-// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true tile=64,512,64,3,64,256}))" 2>&1 | FileCheck %s --check-prefix=TMA-BOX
-// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{tile=128,128,48,3,64,64}))" 2>&1 | FileCheck %s --check-prefix=STEP
-// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{tile=256,256,64,4,64,64}))" 2>&1 | FileCheck %s --check-prefix=SMEM
-// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{tile=128,128,32}))" 2>&1 | FileCheck %s --check-prefix=COUNT
-// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{few-rows=0}))" | FileCheck %s --check-prefix=NOFEW
-// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{few-rows=16}))" | FileCheck %s --check-prefix=FEW16
-// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(tfm-gpu-tensor-core-matmul{few-rows=17}))" 2>&1 | FileCheck %s --check-prefix=FEW17
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(tfm-gpu-tensor-core-matmul)" | FileCheck %s
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(tfm-gpu-tensor-core-matmul{tile=64,128,64,3,32,64})" | FileCheck %s --check-prefix=TILE
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(tfm-gpu-tensor-core-matmul{warpgroup-mma=true})" | FileCheck %s --check-prefix=WGMMA
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tile=128,128,64,2,64,128})" 2>&1 | FileCheck %s --check-prefix=WGMMA-STAGES
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true})" | FileCheck %s --check-prefix=TMA
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(tfm-gpu-tensor-core-matmul{tma=true})" 2>&1 | FileCheck %s --check-prefix=TMA-MMA
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true warp-specialized=true})" | FileCheck %s --check-prefix=WS
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(tfm-gpu-tensor-core-matmul{warpgroup-mma=true warp-specialized=true})" 2>&1 | FileCheck %s --check-prefix=WS-TMA
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true warp-specialized=true tile=128,256,64,4,64,256})" | FileCheck %s --check-prefix=WS-TILE
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true warp-specialized=true tile=128,256,64,4,64,256 persistent=true multiprocessors=132})" | FileCheck %s --check-prefix=PERSIST
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true persistent=true})" 2>&1 | FileCheck %s --check-prefix=PERSIST-WS
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true warp-specialized=true persistent=true multiprocessors=-1})" 2>&1 | FileCheck %s --check-prefix=PERSIST-NEGATIVE
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true warp-specialized=true tile=128,128,64,3,64,128 persistent=true multiprocessors=3})" | FileCheck %s --check-prefix=PERSIST-REGS
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true warp-specialized=true persistent=true multiprocessors=3})" | FileCheck %s --check-prefix=PERSIST-TWO
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true warp-specialized=true multiprocessors=3})" 2>&1 | FileCheck %s --check-prefix=PERSIST-ALONE
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true warp-specialized=true persistent=true})" | FileCheck %s --check-prefix=PERSIST-DEVICE
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(tfm-gpu-tensor-core-matmul{warpgroup-mma=true tma=true tile=64,512,64,3,64,256})" 2>&1 | FileCheck %s --check-prefix=TMA-BOX
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(tfm-gpu-tensor-core-matmul{tile=128,128,48,3,64,64})" 2>&1 | FileCheck %s --check-prefix=STEP
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(tfm-gpu-tensor-core-matmul{tile=256,256,64,4,64,64})" 2>&1 | FileCheck %s --check-prefix=SMEM
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(tfm-gpu-tensor-core-matmul{tile=128,128,32})" 2>&1 | FileCheck %s --check-prefix=COUNT
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(tfm-gpu-tensor-core-matmul{few-rows=0})" | FileCheck %s --check-prefix=NOFEW
+// RUN: tfm-opt %s --split-input-file --pass-pipeline="builtin.module(tfm-gpu-tensor-core-matmul{few-rows=16})" | FileCheck %s --check-prefix=FEW16
+// RUN: not tfm-opt %s --split-input-file --pass-pipeline="builtin.module(tfm-gpu-tensor-core-matmul{few-rows=17})" 2>&1 | FileCheck %s --check-prefix=FEW17
 
 // WGMMA-STAGES: tile 128,128,64,2,64,128 cannot tile a kernel: warpgroup MMA needs at least 3 stages
 // TMA-MMA: error: tfm-gpu-tensor-core-matmul: tma needs warpgroup-mma
 // WS-TMA: error: tfm-gpu-tensor-core-matmul: warp-specialized needs tma
 // PERSIST-WS: error: tfm-gpu-tensor-core-matmul: persistent needs warp-specialized
-// PERSIST-NEGATIVE: error: tfm-gpu-tensor-core-matmul: persistent must not be negative, not -1
+// PERSIST-NEGATIVE: error: tfm-gpu-tensor-core-matmul: multiprocessors must not be negative, not -1
+// PERSIST-ALONE: error: tfm-gpu-tensor-core-matmul: multiprocessors sizes persistent grids: it needs persistent
 // Blocks a multiprocessor holds: 128x128 tiles of 2 warpgroups in 96 KiB
 // of stages would fit twice by shared memory, but moving registers takes
 // the whole register file, so 3 multiprocessors take 3 blocks; the default
@@ -36,6 +39,15 @@
 // PERSIST-TWO: arith.minui %{{.*}}, %c6 :
 // PERSIST-TWO-NOT: nvvm.setmaxregister
 // PERSIST-TWO-LABEL: func.func @not_taken
+// Without multiprocessors, the host asks the runtime for the device's count
+// before the launch.
+// PERSIST-DEVICE: func.func private @tfmCudaMultiprocessors() -> i32
+// PERSIST-DEVICE-LABEL: func.func @projection
+// PERSIST-DEVICE: %[[ASKED:.*]] = call @tfmCudaMultiprocessors() : () -> i32
+// PERSIST-DEVICE: %[[MPS:.*]] = arith.index_castui %[[ASKED]] : i32 to index
+// PERSIST-DEVICE: %[[MOST:.*]] = arith.muli %[[MPS]], %c2
+// PERSIST-DEVICE: arith.minui %{{.*}}, %[[MOST]] :
+// PERSIST-DEVICE: gpu.launch
 // TMA-BOX: tile 64,512,64,3,64,256 cannot tile a kernel: a TMA load brings at most 256 rows of A or B
 // STEP: error: tfm-gpu-tensor-core-matmul: tile 128,128,48,3,64,64 cannot tile a kernel: its step must be 32 or 64
 // SMEM: tile 256,256,64,4,64,64 cannot tile a kernel: its stages need 262144 bytes of shared memory, more than a block has (166912)

@@ -5,7 +5,9 @@
 // innermost dimension first, as the driver takes it). With
 // FAKE_CUDA_COUNT_MAPS set it prints nothing per map, and at exit how many
 // maps it encoded and how many blocks of a map's size (128 bytes) were
-// freed.
+// freed. The device has FAKE_CUDA_MULTIPROCESSORS multiprocessors (default
+// 132); with FAKE_CUDA_PRINT_LAUNCHES set, each launch prints its grid and
+// block sizes, and each stream synchronization a line.
 
 #include <stdint.h>
 #include <stdio.h>
@@ -35,6 +37,15 @@ CUresult cuDeviceGetCount(int *count) {
 }
 CUresult cuDeviceGet(int *device, int ordinal) {
   *device = ordinal;
+  return 0;
+}
+CUresult cuDeviceGetAttribute(int *value, int attribute, int device) {
+  (void)device;
+  enum { kMultiprocessorCount = 16 };
+  const char *multiprocessors = getenv("FAKE_CUDA_MULTIPROCESSORS");
+  *value = attribute == kMultiprocessorCount && multiprocessors
+               ? atoi(multiprocessors)
+               : attribute == kMultiprocessorCount ? 132 : 0;
   return 0;
 }
 // Handles the runtime only passes back: any distinct non-null pointers.
@@ -71,8 +82,10 @@ CUresult cuFuncSetAttribute(void *function, int attribute, int value) {
 CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz,
                         unsigned bx, unsigned by, unsigned bz, unsigned shared,
                         void *stream, void **params, void **extra) {
-  (void)function, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz;
-  (void)shared, (void)stream, (void)params, (void)extra;
+  (void)function, (void)shared, (void)stream, (void)params, (void)extra;
+  if (getenv("FAKE_CUDA_PRINT_LAUNCHES"))
+    fprintf(stderr, "cuLaunchKernel: grid %ux%ux%u block %ux%ux%u\n", gx, gy,
+            gz, bx, by, bz);
   return 0;
 }
 CUresult cuStreamCreate(void **stream, unsigned flags) {
@@ -86,6 +99,8 @@ CUresult cuStreamDestroy_v2(void *stream) {
 }
 CUresult cuStreamSynchronize(void *stream) {
   (void)stream;
+  if (getenv("FAKE_CUDA_PRINT_LAUNCHES"))
+    fprintf(stderr, "cuStreamSynchronize\n");
   return 0;
 }
 CUresult cuStreamWaitEvent(void *stream, void *event, unsigned flags) {
