@@ -246,12 +246,10 @@ std::optional<Projection> matchProjection(linalg::GenericOp op) {
 constexpr StringLiteral kMultiprocessorsFunction = "tfmCudaMultiprocessors";
 
 /// The device's multiprocessor count as an index, asked of the runtime
-/// once at the start of the function around `user` (and declared in its
-/// module the first time). At the start, because gpu-async-region makes
-/// the host wait for the stream before any call it finds among the
-/// launches.
-Value askMultiprocessors(Operation *user) {
-  auto function = user->getParentOfType<func::FuncOp>();
+/// once at the start of `function` (and declared in its module the first
+/// time). At the start, because gpu-async-region makes the host wait for
+/// the stream before any call it finds among the launches.
+Value askMultiprocessors(func::FuncOp function) {
   Block &entry = function.getBody().front();
   for (auto call : entry.getOps<func::CallOp>())
     if (call.getCallee() == kMultiprocessorsFunction)
@@ -320,9 +318,11 @@ void launchKernel(IRRewriter &rewriter, Projection p, const Tiling &t,
         arith::CeilDivUIOp::create(rewriter, loc, rows,
                                    constant(t.blockRows)));
     if (t.persistent) {
-      Value multiprocessors = t.multiprocessors
-                                  ? constant(t.multiprocessors)
-                                  : askMultiprocessors(p.contraction);
+      Value multiprocessors =
+          t.multiprocessors
+              ? constant(t.multiprocessors)
+              : askMultiprocessors(
+                    p.contraction->getParentOfType<func::FuncOp>());
       blocks = arith::MinUIOp::create(
           rewriter, loc, blocks,
           rewriter.createOrFold<arith::MulIOp>(
@@ -448,10 +448,12 @@ struct TfmGPUTensorCoreMatmulPass
       return signalPassFailure();
     }
     SmallVector<Projection> projections;
-    getOperation().walk([&](linalg::GenericOp op) {
-      if (std::optional<Projection> p = matchProjection(op))
-        projections.push_back(*p);
-    });
+    // The host functions' projections (the module's func.func ops).
+    for (auto function : getOperation().getOps<func::FuncOp>())
+      function.walk([&](linalg::GenericOp op) {
+        if (std::optional<Projection> p = matchProjection(op))
+          projections.push_back(*p);
+      });
     IRRewriter rewriter(&getContext());
     for (Projection &p : projections) {
       int64_t columns = cast<MemRefType>(p.c.getType()).getDimSize(1);

@@ -462,16 +462,19 @@ void *mgpuTensorMapEncodeTiledMemref(int64_t rank, void *descriptor,
 
 /// The device's multiprocessor count, which persistent kernels size their
 /// grids by (tfm-gpu-tensor-core-matmul); asked of the driver once a
-/// process. 1 when there is no driver, a failure the call reports.
+/// process. Only advice: asked at an entry point's start, before its
+/// checks, so a missing driver fails nothing here (1; the first launch
+/// reports it), and a failed check keeps its own status.
 int32_t tfmCudaMultiprocessors() {
   static std::atomic<int32_t> known{0};
   if (int32_t count = known.load(std::memory_order_relaxed))
     return count;
-  const Driver *cuda = currentDriver();
+  std::string error;
+  const Driver *cuda = driver(error);
   int count = 0;
-  if (!cuda || !call("cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)",
-                     cuda->deviceGetAttribute, &count,
-                     kDeviceMultiprocessorCount, cuda->device))
+  if (!cuda || !makeCurrent(error) ||
+      cuda->deviceGetAttribute(&count, kDeviceMultiprocessorCount,
+                               cuda->device) != 0)
     return 1;
   count = std::max(count, 1);
   known.store(count, std::memory_order_relaxed);
