@@ -82,6 +82,9 @@ void mlir::tfm::buildTfmCUDAKernelStage(
   pm.addNestedPass<func::FuncOp>(createTfmGPUMapToKernelsPass(map));
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createTfmGPUMergeKernelModulesPass());
+  // Each device buffer freed after its last kernel or copy, before the
+  // frees join the stream.
+  pm.addNestedPass<func::FuncOp>(createTfmFreeBuffersEarlyPass());
   // One stream per call: launches, copies, allocations in order, the host
   // waiting only where it reads a result and at the end.
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());

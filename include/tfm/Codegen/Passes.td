@@ -497,13 +497,23 @@ def TfmFreeBuffersEarlyPass
     Runs after the buffer deallocation pipeline, which frees every buffer
     at the end of the block that allocates it: in an entry point, every
     activation of a forward pass would live until the function returns.
-    A `memref.dealloc` of a `memref.alloc` of the same block moves to right
-    after the last op of that block that uses the buffer or any view of it
-    (`BufferViewFlowAnalysis`; an op whose regions use it counts as a use).
+    A `memref.dealloc` of a `memref.alloc` of the same block, or a
+    synchronous `gpu.dealloc` of a synchronous `gpu.alloc` (the CUDA
+    pipeline runs it before `gpu-async-region`), moves to right after the
+    last op of that block that uses the buffer or any view of it
+    (`BufferViewFlowAnalysis`; an op whose regions use it counts as a use,
+    and so does a use of a value that carries its address on: a pointer
+    extracted as an index, a TMA tensor map).
+
     With the CPU libraries' buffer cache, a freed block then serves the
     next layer's request, so a forward holds about one layer's activations
-    instead of all of them. Conditional frees (of buffers whose ownership
-    is decided at run time) stay where they are.
+    instead of all of them. On a GPU, the free joins the call's stream
+    right after the last kernel or copy that uses the buffer, and the
+    driver's stream-ordered pool serves the next allocation from it. A
+    buffer read back on the host (a runtime check's verdict) is freed
+    before the host waits for the copy, not in a stream of its own at the
+    end of the call. Conditional frees (of buffers whose ownership is
+    decided at run time) stay where they are.
 
     Before:
 

@@ -16,6 +16,7 @@
 // - Each stream of a call is timed on the GPU, from its creation to its
 //   synchronization, with a pair of events: `tfm_device_seconds` gives the
 //   sum for the last call, the kernels' time without the host's.
+// - Streams are kept for the next calls on the same thread, not destroyed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,21 +72,19 @@ const Driver *currentDriver() {
   return driver(unused);
 }
 
-/// The events that time a live stream: `start` recorded when it was created
-/// (or last synchronized), `end` when it is synchronized.
+/// The events that time a stream: `start` recorded when a call takes it
+/// (or when it was last synchronized), `end` when it is synchronized.
 struct StreamTimer {
   CUevent start = nullptr, end = nullptr;
 };
 thread_local std::map<CUstream, StreamTimer> streamTimers;
-/// Events of destroyed streams, reused by the next ones.
-thread_local std::vector<CUevent> spareEvents;
+/// Streams the calls on this thread are done with, kept for the next
+/// calls with their events: creating and destroying a stream costs
+/// microseconds each, and a call takes one or two. A thread keeps at most
+/// as many as one call used at once, until the process ends.
+thread_local std::vector<CUstream> spareStreams;
 
 CUevent timingEvent(const Driver &cuda) {
-  if (!spareEvents.empty()) {
-    CUevent event = spareEvents.back();
-    spareEvents.pop_back();
-    return event;
-  }
   CUevent event = nullptr;
   call("cuEventCreate", cuda.eventCreate, &event, 0u);
   return event;
@@ -213,28 +212,28 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
 CUstream mgpuStreamCreate() {
   const Driver *cuda = currentDriver();
   CUstream stream = nullptr;
-  if (!cuda ||
-      !call("cuStreamCreate", cuda->streamCreate, &stream, kStreamNonBlocking))
+  if (!cuda || failed())
     return stream;
-  StreamTimer timer{timingEvent(*cuda), timingEvent(*cuda)};
-  streamTimers[stream] = timer;
-  if (timer.start)
-    call("cuEventRecord", cuda->eventRecord, timer.start, stream);
+  if (!spareStreams.empty()) {
+    stream = spareStreams.back();
+    spareStreams.pop_back();
+  } else {
+    if (!call("cuStreamCreate", cuda->streamCreate, &stream,
+              kStreamNonBlocking))
+      return stream;
+    streamTimers[stream] = {timingEvent(*cuda), timingEvent(*cuda)};
+  }
+  if (CUevent start = streamTimers[stream].start)
+    call("cuEventRecord", cuda->eventRecord, start, stream);
   return stream;
 }
 
+/// The stream goes back to this thread's spares, not to the driver: the
+/// host code destroys a stream after synchronizing it, and any work still
+/// in it would come before the next call's anyway.
 void mgpuStreamDestroy(CUstream stream) {
-  std::string error;
-  const Driver *cuda = driver(error);
-  if (!cuda || !stream)
-    return;
-  if (auto timer = streamTimers.find(stream); timer != streamTimers.end()) {
-    for (CUevent event : {timer->second.start, timer->second.end})
-      if (event)
-        spareEvents.push_back(event);
-    streamTimers.erase(timer);
-  }
-  cuda->streamDestroy(stream);
+  if (stream)
+    spareStreams.push_back(stream);
 }
 
 void mgpuStreamSynchronize(CUstream stream) {

@@ -7,7 +7,11 @@
 // maps it encoded and how many blocks of a map's size (128 bytes) were
 // freed. The device has FAKE_CUDA_MULTIPROCESSORS multiprocessors (default
 // 132); with FAKE_CUDA_PRINT_LAUNCHES set, each launch prints its grid and
-// block sizes, and each stream synchronization a line.
+// block sizes, and each stream creation and synchronization a line. With
+// FAKE_CUDA_PRINT_MEMORY set, it prints at exit the most device memory
+// that was allocated at once. Kernels do not run: FAKE_CUDA_ALLOC_FILL=1
+// fills new device memory with ones (bytes of 1), which a call's runtime
+// checks then read back as passed.
 
 #include <stdint.h>
 #include <stdio.h>
@@ -90,6 +94,8 @@ CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz,
 }
 CUresult cuStreamCreate(void **stream, unsigned flags) {
   (void)flags;
+  if (getenv("FAKE_CUDA_PRINT_LAUNCHES"))
+    fprintf(stderr, "cuStreamCreate\n");
   *stream = &handle[3];
   return 0;
 }
@@ -133,10 +139,17 @@ CUresult cuEventElapsedTime(float *ms, void *start, void *end) {
 // aligned, as TMA needs).
 enum { kHeader = 16, kMapBytes = 128 };
 static unsigned long long mapsEncoded, mapBlocksFreed;
+static unsigned long long bytesLive, bytesPeak;
 
 CUresult cuMemAlloc_v2(CUdeviceptr *pointer, size_t bytes) {
   char *block = calloc(1, kHeader + bytes);
+  const char *fill = getenv("FAKE_CUDA_ALLOC_FILL");
+  if (fill)
+    memset(block + kHeader, atoi(fill), bytes);
   memcpy(block, &bytes, sizeof(bytes));
+  bytesLive += bytes;
+  if (bytesLive > bytesPeak)
+    bytesPeak = bytesLive;
   *pointer = (CUdeviceptr)(uintptr_t)(block + kHeader);
   return 0;
 }
@@ -155,6 +168,7 @@ CUresult cuMemFree_v2(CUdeviceptr pointer) {
   size_t bytes;
   memcpy(&bytes, block, sizeof(bytes));
   mapBlocksFreed += bytes == kMapBytes;
+  bytesLive -= bytes;
   free(block);
   return 0;
 }
@@ -233,8 +247,11 @@ CUresult cuTensorMapEncodeTiled(void *map, int type, unsigned rank,
   return 0;
 }
 
-__attribute__((destructor)) static void printMapCounts(void) {
+__attribute__((destructor)) static void printCounts(void) {
   if (getenv("FAKE_CUDA_COUNT_MAPS"))
     fprintf(stderr, "fake driver: %llu tensor maps encoded, %llu blocks of "
             "128 bytes freed\n", mapsEncoded, mapBlocksFreed);
+  if (getenv("FAKE_CUDA_PRINT_MEMORY"))
+    fprintf(stderr, "fake driver: at most %llu bytes of device memory at "
+            "once\n", bytesPeak);
 }

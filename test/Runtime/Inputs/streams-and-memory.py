@@ -1,0 +1,48 @@
+"""Calls a chain compiled for --target=cuda (argv[1]: a work directory) on
+the fake driver (fake-cuda-driver.c, with FAKE_CUDA_PRINT_LAUNCHES and
+FAKE_CUDA_PRINT_MEMORY set): an embedding of 64 ids, whose range the call
+checks on the device, and three [256, 256] projections in a row, f32;
+called twice on device arrays."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+from tfm import runtime
+
+work = sys.argv[1]
+source = os.path.join(work, "chain.mlir")
+with open(source, "w") as f:
+    f.write("""
+func.func @chain(%ids: tensor<1x64xi32>, %table: tensor<1000x256xf32>,
+                 %w1: tensor<256x256xf32>, %w2: tensor<256x256xf32>,
+                 %w3: tensor<256x256xf32>) -> tensor<1x64x256xf32> {
+  %x = tfm.embedding %ids, %table
+      : (tensor<1x64xi32>, tensor<1000x256xf32>) -> tensor<1x64x256xf32>
+  %y1 = tfm.linear %x, %w1
+      : (tensor<1x64x256xf32>, tensor<256x256xf32>) -> tensor<1x64x256xf32>
+  %y2 = tfm.linear %y1, %w2
+      : (tensor<1x64x256xf32>, tensor<256x256xf32>) -> tensor<1x64x256xf32>
+  %y3 = tfm.linear %y2, %w3
+      : (tensor<1x64x256xf32>, tensor<256x256xf32>) -> tensor<1x64x256xf32>
+  return %y3 : tensor<1x64x256xf32>
+}
+""")
+library = os.path.join(work, "chain.so")
+subprocess.run(["tfm-compile", source, "--target=cuda", "-o", library],
+               check=True)
+functions = runtime.Library(library)
+
+rng = np.random.default_rng(0)
+arguments = [rng.integers(0, 1000, (1, 64), dtype=np.int32),
+             rng.standard_normal((1000, 256), dtype=np.float32)]
+arguments += [rng.standard_normal((256, 256), dtype=np.float32)
+              for _ in range(3)]
+# Uploaded once, so that the call's own allocations stand apart.
+device = [runtime.DeviceArray.from_numpy(a) for a in arguments]
+for call in (1, 2):
+    print(f"call {call}", file=sys.stderr, flush=True)
+    functions["chain"](*device)
+print("done", file=sys.stderr, flush=True)
