@@ -9,7 +9,8 @@
 // 132); with FAKE_CUDA_PRINT_LAUNCHES set, each launch prints its grid and
 // block sizes, and each stream creation and synchronization a line. With
 // FAKE_CUDA_PRINT_MEMORY set, it prints at exit the most device memory
-// that was allocated at once. Kernels do not run: FAKE_CUDA_ALLOC_FILL=1
+// that was allocated at once; an allocation that would hold more than
+// FAKE_CUDA_MEMORY_LIMIT bytes at once fails, out of memory. Kernels do not run: FAKE_CUDA_ALLOC_FILL=1
 // fills new device memory with ones (bytes of 1), which a call's runtime
 // checks then read back as passed.
 
@@ -25,14 +26,14 @@ CUresult cuInit(unsigned flags) {
   (void)flags;
   return 0;
 }
+enum { kOutOfMemory = 2 };
 CUresult cuGetErrorName(CUresult result, const char **name) {
-  (void)result;
-  *name = "FAKE_ERROR";
+  *name = result == kOutOfMemory ? "CUDA_ERROR_OUT_OF_MEMORY" : "FAKE_ERROR";
   return 0;
 }
 CUresult cuGetErrorString(CUresult result, const char **text) {
-  (void)result;
-  *text = "an error of the fake driver";
+  *text = result == kOutOfMemory ? "out of memory"
+                                 : "an error of the fake driver";
   return 0;
 }
 CUresult cuDeviceGetCount(int *count) {
@@ -142,6 +143,9 @@ static unsigned long long mapsEncoded, mapBlocksFreed;
 static unsigned long long bytesLive, bytesPeak;
 
 CUresult cuMemAlloc_v2(CUdeviceptr *pointer, size_t bytes) {
+  const char *limit = getenv("FAKE_CUDA_MEMORY_LIMIT");
+  if (limit && bytesLive + bytes > strtoull(limit, NULL, 10))
+    return kOutOfMemory;
   char *block = calloc(1, kHeader + bytes);
   const char *fill = getenv("FAKE_CUDA_ALLOC_FILL");
   if (fill)

@@ -2,7 +2,9 @@
 the fake driver (fake-cuda-driver.c, with FAKE_CUDA_PRINT_LAUNCHES and
 FAKE_CUDA_PRINT_MEMORY set): an embedding of 64 ids, whose range the call
 checks on the device, and three [256, 256] projections in a row, f32;
-called twice on device arrays."""
+called twice on device arrays; a failure on the device is printed. With
+argv[2] "big-array", then a call on the host arrays (copied into device
+memory around the call) and a 4 MiB device array."""
 
 import os
 import subprocess
@@ -31,8 +33,9 @@ func.func @chain(%ids: tensor<1x64xi32>, %table: tensor<1000x256xf32>,
 }
 """)
 library = os.path.join(work, "chain.so")
-subprocess.run(["tfm-compile", source, "--target=cuda", "-o", library],
-               check=True)
+if not os.path.exists(library):
+    subprocess.run(["tfm-compile", source, "--target=cuda", "-o", library],
+                   check=True)
 functions = runtime.Library(library)
 
 rng = np.random.default_rng(0)
@@ -44,5 +47,19 @@ arguments += [rng.standard_normal((256, 256), dtype=np.float32)
 device = [runtime.DeviceArray.from_numpy(a) for a in arguments]
 for call in (1, 2):
     print(f"call {call}", file=sys.stderr, flush=True)
-    functions["chain"](*device)
+    try:
+        functions["chain"](*device)
+    except RuntimeError as error:
+        print(f"error: {error}", file=sys.stderr, flush=True)
+if len(sys.argv) > 2 and sys.argv[2] == "big-array":
+    print("host arrays", file=sys.stderr, flush=True)
+    try:
+        functions["chain"](*arguments)
+    except RuntimeError as error:
+        print(f"error: {error}", file=sys.stderr, flush=True)
+    print("device array", file=sys.stderr, flush=True)
+    try:
+        runtime.DeviceArray((1 << 20,), "f32")
+    except RuntimeError as error:
+        print(f"error: {error}", file=sys.stderr, flush=True)
 print("done", file=sys.stderr, flush=True)
