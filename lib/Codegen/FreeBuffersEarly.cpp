@@ -6,7 +6,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMFREEBUFFERSEARLYPASS
@@ -17,12 +17,13 @@ using namespace mlir;
 
 namespace {
 
-/// Ops whose results carry the buffer's address on as values that are not
-/// memrefs, which the view analysis does not follow (a pointer as an index,
-/// a TMA tensor map): what uses their results uses the buffer.
-bool passesAddressOn(Operation *op) {
-  return isa<memref::ExtractAlignedPointerAsIndexOp,
-             nvgpu::TmaCreateDescriptorOp>(op);
+/// Ops whose results, other than memrefs, say nothing of the buffer's
+/// address: its sizes, or values read from it. The results of any other
+/// user may carry the address on (a pointer as an index, a TMA tensor
+/// map, a cast to an LLVM struct), and what uses them uses the buffer.
+bool resultsHoldNoAddress(Operation *op) {
+  return isa<memref::DimOp, memref::LoadOp, vector::LoadOp,
+             vector::TransferReadOp>(op);
 }
 
 /// The buffer a free of the same block releases, or null: a host
@@ -45,10 +46,9 @@ Value freedBuffer(Operation *op) {
 }
 
 /// Every op that may read or write `buffer`: through the buffer itself, a
-/// view of it (what the analysis aliases, and the memref any user makes of
+/// view of it (what the analysis aliases, and any memref a user makes of
 /// it: LLVM 22's analysis does not follow `memref.transpose`), or a value
-/// that carries its address on (and whatever is made of that value: a
-/// tensor map cast to a pointer for a launch).
+/// that may carry its address on, and whatever is made of such a value.
 SmallVector<Operation *> usersOf(Value buffer,
                                  const BufferViewFlowAnalysis &analysis) {
   SmallVector<Operation *> users;
@@ -61,7 +61,7 @@ SmallVector<Operation *> usersOf(Value buffer,
       bool address = !isa<BaseMemRefType>(alias.getType());
       for (Operation *user : alias.getUsers()) {
         users.push_back(user);
-        bool passesOn = address || passesAddressOn(user);
+        bool passesOn = address || !resultsHoldNoAddress(user);
         for (Value result : user->getResults())
           if (passesOn || isa<BaseMemRefType>(result.getType()))
             worklist.push_back(result);

@@ -100,6 +100,7 @@ module attributes {gpu.container_module} {
 // CHECK: gpu.launch_func @kernels::@other
 // CHECK: gpu.launch_func @kernels::@load
 // CHECK-NEXT: gpu.dealloc %[[A]]
+// CHECK-NEXT: gpu.launch_func @kernels::@other
 // CHECK-NEXT: return
 !map = !nvgpu.tensormap.descriptor<tensor = memref<64x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = none, oob = zero, interleave = none>
 module attributes {gpu.container_module} {
@@ -116,6 +117,7 @@ module attributes {gpu.container_module} {
     %pointer = builtin.unrealized_conversion_cast %map : !map to !llvm.ptr
     gpu.launch_func @kernels::@other blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
     gpu.launch_func @kernels::@load blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%pointer : !llvm.ptr)
+    gpu.launch_func @kernels::@other blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
     gpu.dealloc %a : memref<64x64xbf16>
     return
   }
@@ -154,12 +156,61 @@ module attributes {gpu.container_module} {
 // CHECK: linalg.fill
 // CHECK-NEXT: memref.copy %{{.+}}, %{{.+}} : memref<8x4xf32, strided<[1, 8]>>
 // CHECK-NEXT: memref.dealloc
-func.func @through_transpose(%out: memref<8x4xf32, strided<[1, 8]>>) {
+// CHECK-NEXT: linalg.fill
+func.func @through_transpose(%out: memref<8x4xf32, strided<[1, 8]>>, %other: memref<16xf32>) {
   %a = memref.alloc() : memref<4x8xf32>
   %t = memref.transpose %a (d0, d1) -> (d1, d0) : memref<4x8xf32> to memref<8x4xf32, strided<[1, 8]>>
   %c = arith.constant 1.0 : f32
   linalg.fill ins(%c : f32) outs(%a : memref<4x8xf32>)
   memref.copy %t, %out : memref<8x4xf32, strided<[1, 8]>> to memref<8x4xf32, strided<[1, 8]>>
+  linalg.fill ins(%c : f32) outs(%other : memref<16xf32>)
   memref.dealloc %a : memref<4x8xf32>
   return
+}
+
+// -----
+
+// An address taken as an index (then cast to a pointer for a launch), and
+// a cast the analysis does not know (to an LLVM struct, then a field of
+// it): what is made of them uses the buffer. A use inside an scf.if
+// counts as the if's.
+// CHECK-LABEL: func.func @through_addresses
+// CHECK: gpu.launch_func @kernels::@take {{.*}}args(%{{.+}} : !llvm.ptr)
+// CHECK-NEXT: gpu.dealloc %[[A:.+]] : memref<64xf32>
+// CHECK: gpu.launch_func @kernels::@take {{.*}}args(%{{.+}} : !llvm.ptr)
+// CHECK-NEXT: gpu.dealloc %[[B:.+]] : memref<64xf32>
+// CHECK: scf.if
+// CHECK: }
+// CHECK-NEXT: gpu.dealloc %[[C:.+]] : memref<64xf32>
+// CHECK-NEXT: gpu.launch_func @kernels::@other
+// CHECK-NEXT: return
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @take(%p: !llvm.ptr) kernel { gpu.return }
+    gpu.func @use(%a: memref<64xf32>) kernel { gpu.return }
+    gpu.func @other() kernel { gpu.return }
+  }
+  func.func @through_addresses(%flag: i1) {
+    %c1 = arith.constant 1 : index
+    %a = gpu.alloc () : memref<64xf32>
+    %index = memref.extract_aligned_pointer_as_index %a : memref<64xf32> -> index
+    %i64 = arith.index_cast %index : index to i64
+    %p = llvm.inttoptr %i64 : i64 to !llvm.ptr
+    gpu.launch_func @kernels::@other blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
+    gpu.launch_func @kernels::@take blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%p : !llvm.ptr)
+    %b = gpu.alloc () : memref<64xf32>
+    %s = builtin.unrealized_conversion_cast %b : memref<64xf32> to !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
+    %q = llvm.extractvalue %s[1] : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
+    gpu.launch_func @kernels::@other blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
+    gpu.launch_func @kernels::@take blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%q : !llvm.ptr)
+    %c = gpu.alloc () : memref<64xf32>
+    scf.if %flag {
+      gpu.launch_func @kernels::@use blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%c : memref<64xf32>)
+    }
+    gpu.launch_func @kernels::@other blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
+    gpu.dealloc %a : memref<64xf32>
+    gpu.dealloc %b : memref<64xf32>
+    gpu.dealloc %c : memref<64xf32>
+    return
+  }
 }

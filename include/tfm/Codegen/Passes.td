@@ -501,9 +501,11 @@ def TfmFreeBuffersEarlyPass
     synchronous `gpu.dealloc` of a synchronous `gpu.alloc` (the CUDA
     pipeline runs it before `gpu-async-region`), moves to right after the
     last op of that block that uses the buffer or any view of it
-    (`BufferViewFlowAnalysis`; an op whose regions use it counts as a use,
-    and so does a use of a value that carries its address on: a pointer
-    extracted as an index, a TMA tensor map).
+    (`BufferViewFlowAnalysis`, and any memref an op makes of it: the
+    analysis does not follow `memref.transpose`; an op whose regions use
+    it counts as a use, and so does a use of any value an op makes of it
+    other than its sizes and values loaded from it, which may carry its
+    address on: a pointer extracted as an index, a TMA tensor map).
 
     With the CPU libraries' buffer cache, a freed block then serves the
     next layer's request, so a forward holds about one layer's activations

@@ -77,12 +77,33 @@ const Driver *currentDriver() {
 struct StreamTimer {
   CUevent start = nullptr, end = nullptr;
 };
-thread_local std::map<CUstream, StreamTimer> streamTimers;
-/// Streams the calls on this thread are done with, kept for the next
-/// calls with their events: creating and destroying a stream costs
-/// microseconds each, and a call takes one or two. A thread keeps at most
-/// as many as one call used at once, until the process ends.
-thread_local std::vector<CUstream> spareStreams;
+
+/// The streams of the calls on this thread, with their events. A stream
+/// the host code destroys (after synchronizing it) is kept for the
+/// thread's next call instead: creating and destroying one costs
+/// microseconds each, and a call takes one after each host wait. The
+/// thread's end destroys them.
+struct ThreadStreams {
+  std::map<CUstream, StreamTimer> timers;
+  std::vector<CUstream> spare;
+
+  ~ThreadStreams() {
+    if (timers.empty())
+      return; // a thread that never ran a call: no driver to ask
+    std::string error;
+    const Driver *cuda = driver(error);
+    if (!cuda)
+      return;
+    // Failures ignored: at the process's end the driver may be done.
+    for (auto &[stream, timer] : timers) {
+      cuda->streamDestroy(stream);
+      for (CUevent event : {timer.start, timer.end})
+        if (event)
+          cuda->eventDestroy(event);
+    }
+  }
+};
+thread_local ThreadStreams streams;
 
 CUevent timingEvent(const Driver &cuda) {
   CUevent event = nullptr;
@@ -214,26 +235,29 @@ CUstream mgpuStreamCreate() {
   CUstream stream = nullptr;
   if (!cuda || failed())
     return stream;
-  if (!spareStreams.empty()) {
-    stream = spareStreams.back();
-    spareStreams.pop_back();
-  } else {
-    if (!call("cuStreamCreate", cuda->streamCreate, &stream,
-              kStreamNonBlocking))
-      return stream;
-    streamTimers[stream] = {timingEvent(*cuda), timingEvent(*cuda)};
+  if (!streams.spare.empty()) {
+    stream = streams.spare.back();
+    streams.spare.pop_back();
+  } else if (!call("cuStreamCreate", cuda->streamCreate, &stream,
+                   kStreamNonBlocking)) {
+    return stream;
   }
-  if (CUevent start = streamTimers[stream].start)
-    call("cuEventRecord", cuda->eventRecord, start, stream);
+  // New, or made when creating an event failed (which failed that call).
+  StreamTimer &timer = streams.timers[stream];
+  for (CUevent *event : {&timer.start, &timer.end})
+    if (!*event)
+      *event = timingEvent(*cuda);
+  if (timer.start)
+    call("cuEventRecord", cuda->eventRecord, timer.start, stream);
   return stream;
 }
 
-/// The stream goes back to this thread's spares, not to the driver: the
-/// host code destroys a stream after synchronizing it, and any work still
-/// in it would come before the next call's anyway.
+/// The stream goes back to this thread's spares (ThreadStreams): the host
+/// code destroys a stream after synchronizing it, and any work still in
+/// it would come before the next call's anyway.
 void mgpuStreamDestroy(CUstream stream) {
   if (stream)
-    spareStreams.push_back(stream);
+    streams.spare.push_back(stream);
 }
 
 void mgpuStreamSynchronize(CUstream stream) {
@@ -241,9 +265,10 @@ void mgpuStreamSynchronize(CUstream stream) {
   const Driver *cuda = driver(error);
   if (!cuda || !stream)
     return;
-  auto timer = streamTimers.find(stream);
+  auto timer = streams.timers.find(stream);
   bool timed =
-      timer != streamTimers.end() && timer->second.start && timer->second.end &&
+      timer != streams.timers.end() && timer->second.start &&
+      timer->second.end &&
       call("cuEventRecord", cuda->eventRecord, timer->second.end, stream);
   // Also after a failure: the work queued before it must finish before the
   // call returns. A kernel's fault surfaces here.

@@ -7,7 +7,8 @@
 // maps it encoded and how many blocks of a map's size (128 bytes) were
 // freed. The device has FAKE_CUDA_MULTIPROCESSORS multiprocessors (default
 // 132); with FAKE_CUDA_PRINT_LAUNCHES set, each launch prints its grid and
-// block sizes, and each stream creation and synchronization a line. With
+// block sizes, and each stream creation, synchronization and destruction
+// a line. With
 // FAKE_CUDA_PRINT_MEMORY set, it prints at exit the most device memory
 // that was allocated at once; an allocation that would hold more than
 // FAKE_CUDA_MEMORY_LIMIT bytes at once fails, out of memory. Kernels do not run: FAKE_CUDA_ALLOC_FILL=1
@@ -102,6 +103,8 @@ CUresult cuStreamCreate(void **stream, unsigned flags) {
 }
 CUresult cuStreamDestroy_v2(void *stream) {
   (void)stream;
+  if (getenv("FAKE_CUDA_PRINT_LAUNCHES"))
+    fprintf(stderr, "cuStreamDestroy\n");
   return 0;
 }
 CUresult cuStreamSynchronize(void *stream) {

@@ -4,11 +4,14 @@ FAKE_CUDA_PRINT_MEMORY set): an embedding of 64 ids, whose range the call
 checks on the device, and three [256, 256] projections in a row, f32;
 called twice on device arrays; a failure on the device is printed. With
 argv[2] "big-array", then a call on the host arrays (copied into device
-memory around the call) and a 4 MiB device array."""
+memory around the call) and a 4 MiB device array. With "threads", then a call on each of two
+threads in turn."""
 
 import os
 import subprocess
 import sys
+import threading
+import time
 
 import numpy as np
 
@@ -51,6 +54,16 @@ for call in (1, 2):
         functions["chain"](*device)
     except RuntimeError as error:
         print(f"error: {error}", file=sys.stderr, flush=True)
+if len(sys.argv) > 2 and sys.argv[2] == "threads":
+    for thread in (1, 2):
+        print(f"thread {thread}", file=sys.stderr, flush=True)
+        worker = threading.Thread(target=functions["chain"], args=device)
+        worker.start()
+        worker.join()
+        # join returns before the system thread has ended (and run its
+        # thread-local destructors): wait until it is gone.
+        while os.path.exists(f"/proc/self/task/{worker.native_id}"):
+            time.sleep(0.01)
 if len(sys.argv) > 2 and sys.argv[2] == "big-array":
     print("host arrays", file=sys.stderr, flush=True)
     try:
