@@ -26,15 +26,14 @@ FAKE_DRIVER = ROOT / "test/Runtime/Inputs/fake-cuda-driver.c"
 
 
 def measure(library, length):
-    """In the process the fake driver was preloaded for: one forward."""
-    import numpy as np
+    """In a process that finds the fake driver as libcuda.so.1: one forward."""
     from tfm import runtime
     forward = runtime.Library(library)["forward"]
 
     def concrete(shape):
         """[B, S, ...] dynamic: batch 1, S = length."""
         sizes = iter((1, length))
-        return [next(sizes) if d is None or d < 0 else d for d in shape]
+        return [next(sizes) if d < 0 else d for d in shape]
 
     arrays = {spec["name"]: runtime.DeviceArray(concrete(spec["shape"]), spec["dtype"])
               for spec in forward.inputs}

@@ -13,9 +13,9 @@
 //   launch, copy and allocation of the call is skipped, and the entry
 //   point's wrapper (lib/Target/CUDA) returns a device-error status whose
 //   message `tfm_device_error` gives.
-// - Each stream of a call is timed on the GPU, from its creation to its
-//   synchronization, with a pair of events: `tfm_device_seconds` gives the
-//   sum for the last call, the kernels' time without the host's.
+// - Each stream of a call is timed on the GPU, from when the call takes it
+//   to its synchronization, with a pair of events: `tfm_device_seconds`
+//   gives the sum for the last call, the kernels' time without the host's.
 // - Streams are kept for the next calls on the same thread, not destroyed.
 //
 //===----------------------------------------------------------------------===//
