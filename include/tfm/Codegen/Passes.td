@@ -1099,6 +1099,16 @@ def TfmGPUMapToKernelsPass
       host loop right before it fills every such element with the fold's
       neutral element (a norm's zeroed sums), that loop goes and lane 0
       stores the fold without reading the element;
+    - and when such a reduction starts from the neutral element and the
+      host loop right after it applies each point's fold to a row (its
+      dims are the reduction's points and one more, it reads the fold only
+      at its own point, and it stores only into allocations the reduction
+      does not read: a norm's scaling), the two are one kernel with a
+      block per point: its threads fold every `block-size`-th step, each
+      warp combines its lanes by xor shuffles, every thread combines the
+      warps' folds through shared memory in the same order (the same value
+      in each), thread 0 stores it, and every thread applies it to every
+      `block-size`-th element of the row;
     - a host-level nest of sequential loops that folds a predicate of
       every point into one i1 element with `andi` or `ori` (an input
       check: every token id in range) gets a thread per point, which

@@ -281,27 +281,31 @@ scf::ParallelOp neutralFill(scf::ParallelOp loop, RowReduction r) {
   return fill;
 }
 
-/// `r` for one point, by the 32 lanes of a warp: each folds every 32nd
-/// step of the sequential loop from the neutral element, the warp combines
-/// the lanes' folds (xor shuffles), and lane 0 folds the result into M.
-void foldInWarp(RewriterBase &rewriter, Location loc, RowReduction r,
-                Value lane, IRMapping &mapping) {
+/// `combine` of `r` applied to `accumulated` and `value`.
+Value combineFolds(RewriterBase &rewriter, RowReduction r, Value accumulated,
+                   Value value) {
+  IRMapping operands;
+  operands.map(r.load.getResult(), accumulated);
+  operands.map(r.partial, value);
+  return rewriter.clone(*r.combine, operands)->getResult(0);
+}
+
+/// The fold of `r`'s sequential loop that thread `thread` of `threads`
+/// makes from the neutral element: every `threads`th step, from its
+/// `thread`th.
+Value foldEveryNth(RewriterBase &rewriter, Location loc, RowReduction r,
+                   Value thread, int64_t threads, IRMapping &mapping) {
   scf::ForOp inner = r.inner;
-  auto combine = [&](Value accumulated, Value value) {
-    IRMapping operands;
-    operands.map(r.load.getResult(), accumulated);
-    operands.map(r.partial, value);
-    return rewriter.clone(*r.combine, operands)->getResult(0);
-  };
   Value step = mapping.lookupOrDefault(inner.getStep());
   Value start = arith::AddIOp::create(
       rewriter, loc, mapping.lookupOrDefault(inner.getLowerBound()),
-      arith::MulIOp::create(rewriter, loc, lane, step));
+      arith::MulIOp::create(rewriter, loc, thread, step));
   Value stride = arith::MulIOp::create(
-      rewriter, loc, step, arith::ConstantIndexOp::create(rewriter, loc, 32));
+      rewriter, loc, step,
+      arith::ConstantIndexOp::create(rewriter, loc, threads));
   Value neutral = arith::ConstantOp::create(
       rewriter, loc, rewriter.getF32FloatAttr(*neutralElement(r.combine)));
-  auto lanes = scf::ForOp::create(
+  auto folds = scf::ForOp::create(
       rewriter, loc, start, mapping.lookupOrDefault(inner.getUpperBound()),
       stride, ValueRange{neutral},
       [&](OpBuilder &, Location, Value k, ValueRange state) {
@@ -309,42 +313,70 @@ void foldInWarp(RewriterBase &rewriter, Location loc, RowReduction r,
         for (Operation &op : inner.getBody()->without_terminator())
           if (&op != r.load && &op != r.store && &op != r.combine)
             rewriter.clone(op, mapping);
-        scf::YieldOp::create(
-            rewriter, loc,
-            combine(state[0], mapping.lookupOrDefault(r.partial)));
+        scf::YieldOp::create(rewriter, loc,
+                             combineFolds(rewriter, r, state[0],
+                                          mapping.lookupOrDefault(r.partial)));
       });
-  Value folded = lanes.getResult(0);
+  return folds.getResult(0);
+}
+
+/// `folded` combined over the 32 lanes of a warp by xor shuffles: the
+/// same value in every lane (each step combines the same two values,
+/// in either order, and the folds are commutative).
+Value combineInWarp(RewriterBase &rewriter, Location loc, RowReduction r,
+                    Value folded) {
   for (int32_t offset = 16; offset >= 1; offset /= 2)
-    folded = combine(folded, gpu::ShuffleOp::create(rewriter, loc, folded,
-                                                    offset, /*width=*/32,
-                                                    gpu::ShuffleMode::XOR)
-                                 .getShuffleResult());
-  Value first = arith::CmpIOp::create(
-      rewriter, loc, arith::CmpIPredicate::eq, lane,
-      arith::ConstantIndexOp::create(rewriter, loc, 0));
+    folded =
+        combineFolds(rewriter, r, folded,
+                     gpu::ShuffleOp::create(rewriter, loc, folded, offset,
+                                            /*width=*/32, gpu::ShuffleMode::XOR)
+                         .getShuffleResult());
+  return folded;
+}
+
+/// Stores `folded` into `r`'s element, folded into what it holds unless
+/// `r.fromNeutral`, where `thread` is 0.
+void storeFromFirst(RewriterBase &rewriter, Location loc, RowReduction r,
+                    Value thread, Value folded, IRMapping &mapping) {
+  Value first =
+      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, thread,
+                            arith::ConstantIndexOp::create(rewriter, loc, 0));
   auto write = scf::IfOp::create(rewriter, loc, first);
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(write.thenBlock()->getTerminator());
   if (!r.fromNeutral)
-    folded = combine(rewriter.clone(*r.load, mapping)->getResult(0), folded);
+    folded = combineFolds(
+        rewriter, r, rewriter.clone(*r.load, mapping)->getResult(0), folded);
   mapping.map(r.store.getValueToStore(), folded);
   rewriter.clone(*r.store, mapping);
 }
 
+/// `r` for one point, by the 32 lanes of a warp: each folds every 32nd
+/// step of the sequential loop from the neutral element, the warp combines
+/// the lanes' folds (xor shuffles), and lane 0 folds the result into M.
+void foldInWarp(RewriterBase &rewriter, Location loc, RowReduction r,
+                Value lane, IRMapping &mapping) {
+  Value folded = combineInWarp(
+      rewriter, loc, r, foldEveryNth(rewriter, loc, r, lane, 32, mapping));
+  storeFromFirst(rewriter, loc, r, lane, folded, mapping);
+}
+
 /// A launch with `lanes` threads per point of the iteration space
 /// [lower, upper) by `step`, flattened with the last dim fastest, in blocks
-/// of `blockSize`; the builder is left inside the branch of the points in
-/// range (a warp's lanes share their point: in range or out of it
-/// together).
+/// of `blockSize` with `sharedBytes` of shared memory each; the builder is
+/// left inside the branch of the points in range (the lanes of a point
+/// share it: in range or out of it together).
 struct PointLaunch {
   gpu::LaunchOp launch;
   SmallVector<Value> indices; // the point's
   Value lane;                 // with lanes > 1
+  Value shared;               // with sharedBytes > 0: the block's, i8
 };
 
 PointLaunch launchPerPoint(RewriterBase &rewriter, Location loc,
                            ValueRange lower, ValueRange upper, ValueRange step,
-                           int64_t blockSize, int64_t lanes) {
+                           int64_t blockSize, int64_t lanes,
+                           int64_t sharedBytes = 0) {
   // Trip counts, and their product: the number of points.
   SmallVector<Value> counts;
   Value total = arith::ConstantIndexOp::create(rewriter, loc, 1);
@@ -363,7 +395,11 @@ PointLaunch launchPerPoint(RewriterBase &rewriter, Location loc,
   Value grid = rewriter.createOrFold<arith::CeilDivUIOp>(loc, threads, block);
   PointLaunch result;
   Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  result.launch = createLaunch(rewriter, loc, {grid, one, one}, block);
+  if (sharedBytes > 0)
+    std::tie(result.launch, result.shared) = createSharedMemoryLaunch(
+        rewriter, loc, {grid, one, one}, blockSize, sharedBytes);
+  else
+    result.launch = createLaunch(rewriter, loc, {grid, one, one}, block);
 
   gpu::KernelDim3 blockIds = result.launch.getBlockIds();
   gpu::KernelDim3 threadIds = result.launch.getThreadIds();
@@ -420,6 +456,167 @@ LogicalResult mapParallelLoop(RewriterBase &rewriter, scf::ParallelOp loop,
   }
   if (reduction)
     foldInWarp(rewriter, loop.getLoc(), *reduction, points.lane, mapping);
+  rewriter.eraseOp(loop);
+  return prepareKernelBody(rewriter, points.launch);
+}
+
+/// The memref that `value` is a view of (subviews, casts, reshapes), or
+/// itself.
+Value viewBase(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  return value;
+}
+
+/// The parallel loop that applies a row reduction's elements to their rows
+/// (a norm's scaling by 1/sqrt(mean + eps)): the host loop right after the
+/// reduction (only allocations and ops without memory effects between),
+/// over the reduction's points and one dim more, that reads the element
+/// only at its own point and stores only into allocations the reduction
+/// does not read. Each point's row may then run right after its fold.
+struct RowConsumer {
+  scf::ParallelOp loop;
+  SmallVector<memref::LoadOp> loads; // of the reduction's element
+};
+
+std::optional<RowConsumer> matchRowConsumer(scf::ParallelOp reduction,
+                                            RowReduction r) {
+  Operation *next = reduction->getNextNode();
+  while (next && (isa<memref::AllocOp>(next) ||
+                  (isMemoryEffectFree(next) && next->getNumRegions() == 0)))
+    next = next->getNextNode();
+  auto loop = dyn_cast_or_null<scf::ParallelOp>(next);
+  size_t points = reduction.getNumLoops();
+  if (!loop || loop.getNumReductions() != 0 || loop.getNumLoops() != points + 1)
+    return std::nullopt;
+  for (size_t d = 0; d < points; ++d)
+    if (!sameIndex(loop.getLowerBound()[d], reduction.getLowerBound()[d]) ||
+        !sameIndex(loop.getUpperBound()[d], reduction.getUpperBound()[d]) ||
+        !sameIndex(loop.getStep()[d], reduction.getStep()[d]))
+      return std::nullopt;
+  // The reduction only loads (matchRowReduction), and stores only its
+  // element.
+  SmallVector<Value> read;
+  reduction.walk(
+      [&](memref::LoadOp load) { read.push_back(viewBase(load.getMemRef())); });
+  Value element = r.store.getMemRef();
+  SmallVector<Value> ivs = loop.getInductionVars(),
+                     foldedIvs = reduction.getInductionVars();
+  RowConsumer consumer{loop, {}};
+  for (Operation &op : loop.getBody()->without_terminator()) {
+    if (op.getNumRegions() != 0)
+      return std::nullopt;
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      if (viewBase(load.getMemRef()) != viewBase(element))
+        continue;
+      if (load.getMemRef() != element)
+        return std::nullopt;
+      // The element of its own point: the reduction's indices, its
+      // induction variables read as the consumer's.
+      for (auto [index, folded] :
+           llvm::zip_equal(load.getIndices(), r.store.getIndices())) {
+        auto iv = llvm::find(foldedIvs, folded);
+        if (iv != foldedIvs.end() ? index != ivs[iv - foldedIvs.begin()]
+                                  : !sameIndex(index, folded))
+          return std::nullopt;
+      }
+      consumer.loads.push_back(load);
+    } else if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      Value base = viewBase(store.getMemRef());
+      // An allocation (on the host, or already in device memory) is no
+      // view of anything the reduction reads.
+      if (!isa_and_nonnull<memref::AllocOp, gpu::AllocOp>(
+              base.getDefiningOp()) ||
+          base == viewBase(element) || llvm::is_contained(read, base))
+        return std::nullopt;
+    } else if (!isMemoryEffectFree(&op)) {
+      return std::nullopt;
+    }
+  }
+  if (consumer.loads.empty())
+    return std::nullopt;
+  return consumer;
+}
+
+/// Row reduction `r` (from the neutral element) of `loop` and its
+/// consumer `c` in one kernel, a block per point: its threads fold every
+/// blockSize-th step, each warp combines its lanes' folds (xor shuffles),
+/// and every thread combines the warps' folds, through shared memory, in
+/// the same order: the same value in every thread. Thread 0 stores it;
+/// every thread applies it to every blockSize-th element of the row. One
+/// kernel instead of two, and a row's element read a blockSize-th by
+/// each thread rather than a 32nd (a decode step's norm: a block, not a
+/// warp, for its one row).
+LogicalResult mapReductionWithConsumer(RewriterBase &rewriter,
+                                       scf::ParallelOp loop, RowReduction r,
+                                       RowConsumer c, int64_t blockSize) {
+  Location loc = loop.getLoc();
+  int64_t warps = blockSize / 32;
+  // After the allocations of the consumer's outputs.
+  rewriter.setInsertionPoint(c.loop);
+  PointLaunch points = launchPerPoint(
+      rewriter, loc, loop.getLowerBound(), loop.getUpperBound(), loop.getStep(),
+      blockSize, blockSize, /*sharedBytes=*/4 * warps);
+  Value thread = points.lane;
+  IRMapping mapping;
+  mapping.map(loop.getInductionVars(), points.indices);
+  for (Operation &op : loop.getBody()->without_terminator()) {
+    if (&op == r.inner.getOperation())
+      break;
+    rewriter.clone(op, mapping);
+  }
+  Value folded =
+      combineInWarp(rewriter, loc, r,
+                    foldEveryNth(rewriter, loc, r, thread, blockSize, mapping));
+  Value c32 = arith::ConstantIndexOp::create(rewriter, loc, 32);
+  Value warp = arith::DivUIOp::create(rewriter, loc, thread, c32);
+  Value lane = arith::RemUIOp::create(rewriter, loc, thread, c32);
+  Value warpFolds = sharedView(rewriter, loc, points.shared, {warps},
+                               rewriter.getF32Type(), /*offset=*/0);
+  {
+    Value first =
+        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, lane,
+                              arith::ConstantIndexOp::create(rewriter, loc, 0));
+    auto write = scf::IfOp::create(rewriter, loc, first);
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(write.thenBlock()->getTerminator());
+    memref::StoreOp::create(rewriter, loc, folded, warpFolds, warp);
+  }
+  gpu::BarrierOp::create(rewriter, loc);
+  Value total;
+  for (int64_t w = 0; w < warps; ++w) {
+    Value fold = memref::LoadOp::create(
+        rewriter, loc, warpFolds,
+        ValueRange{arith::ConstantIndexOp::create(rewriter, loc, w)});
+    total = w == 0 ? fold : combineFolds(rewriter, r, total, fold);
+  }
+  storeFromFirst(rewriter, loc, r, thread, total, mapping);
+
+  // The row: the consumer's last dim, every blockSize-th element a thread.
+  size_t last = loop.getNumLoops();
+  for (size_t d = 0; d < last; ++d)
+    mapping.map(c.loop.getInductionVars()[d], points.indices[d]);
+  for (memref::LoadOp load : c.loads)
+    mapping.map(load.getResult(), total);
+  Value step = c.loop.getStep()[last];
+  Value start =
+      arith::AddIOp::create(rewriter, loc, c.loop.getLowerBound()[last],
+                            arith::MulIOp::create(rewriter, loc, thread, step));
+  Value stride = arith::MulIOp::create(
+      rewriter, loc, step,
+      arith::ConstantIndexOp::create(rewriter, loc, blockSize));
+  scf::ForOp::create(
+      rewriter, loc, start, c.loop.getUpperBound()[last], stride, ValueRange{},
+      [&](OpBuilder &, Location, Value k, ValueRange) {
+        mapping.map(c.loop.getInductionVars()[last], k);
+        for (Operation &op : c.loop.getBody()->without_terminator()) {
+          auto load = dyn_cast<memref::LoadOp>(op);
+          if (!load || !llvm::is_contained(c.loads, load))
+            rewriter.clone(op, mapping);
+        }
+        scf::YieldOp::create(rewriter, loc);
+      });
+  rewriter.eraseOp(c.loop);
   rewriter.eraseOp(loop);
   return prepareKernelBody(rewriter, points.launch);
 }
@@ -503,14 +700,6 @@ LogicalResult mapPredicateFold(RewriterBase &rewriter, PredicateFold f,
   rewriter.clone(*f.store, mapping);
   rewriter.eraseOp(outer);
   return prepareKernelBody(rewriter, points.launch);
-}
-
-/// The memref that `value` is a view of (subviews, casts, reshapes), or
-/// itself.
-Value viewBase(Value value) {
-  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
-    value = view.getViewSource();
-  return value;
 }
 
 /// `bound` (of a parallel loop in `loop`'s body) as a value defined outside
@@ -767,9 +956,23 @@ struct TfmGPUMapToKernelsPass
     }
     hostOps.clear();
     collectHostOps(func.getBody().front(), hostOps);
+    DenseSet<Operation *>
+        consumed; // row consumers, in their reduction's kernel
     for (Operation *op : hostOps) {
       LogicalResult result = success();
-      if (isa<gpu::LaunchOp>(op)) {
+      if (consumed.contains(op))
+        continue;
+      std::optional<RowReduction> reduction;
+      std::optional<RowConsumer> consumer;
+      if (fromNeutral.contains(op) &&
+          (reduction = matchRowReduction(cast<scf::ParallelOp>(op))))
+        consumer = matchRowConsumer(cast<scf::ParallelOp>(op), *reduction);
+      if (consumer) {
+        reduction->fromNeutral = true;
+        consumed.insert(consumer->loop);
+        result = mapReductionWithConsumer(rewriter, cast<scf::ParallelOp>(op),
+                                          *reduction, *consumer, blockSize);
+      } else if (isa<gpu::LaunchOp>(op)) {
         continue; // a dedicated kernel (tfm-gpu-lower-buffer-attention, tfm-gpu-tensor-core-matmul)
       } else if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
         result = mapParallelLoop(rewriter, loop, blockSize,

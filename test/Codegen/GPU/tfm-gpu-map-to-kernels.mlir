@@ -311,6 +311,160 @@ func.func @filled_row_sums(%x: memref<?x100xf32>, %sums: memref<1x?xf32>, %maxes
   return
 }
 
+// A row reduction from its neutral element, then the loop that applies
+// each row's fold to the row (a norm: sums of squares, then each element
+// scaled by 1/sqrt(mean + eps)) into a new buffer: one kernel, a block of
+// 128 threads (4 warps) per row. Each thread folds every 128th element,
+// each warp combines its lanes (xor shuffles), lane 0 of each warp writes
+// the warp's fold to shared memory, and after a barrier every thread
+// combines the 4 in the same order; thread 0 stores the sum, and every
+// thread scales every 128th element of the row with it, without reading
+// the sums back.
+// CHECK-LABEL: func.func @norm_rows
+// CHECK-SAME: (%[[X:[^:]*]]: memref<?x200xf32>, %[[W:[^:]*]]: memref<200xf32>, %[[SUMS:[^:]*]]: memref<?xf32>)
+// CHECK: %[[Y:.*]] = gpu.alloc
+// CHECK: %[[ROWS:.*]] = arith.maxsi
+// CHECK: %[[THREADS:.*]] = arith.muli %[[ROWS]], %c128
+// CHECK: %[[GRID:.*]] = arith.ceildivui %[[THREADS]], %c128
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %[[GRID]], {{.*}} threads({{.*}}) in (%{{.*}} = %c128{{.*}} dynamic_shared_memory_size %c16_i32
+// CHECK:   %[[SHARED:.*]] = gpu.dynamic_shared_memory
+// CHECK:   %[[ROW:.*]] = arith.divui %{{.*}}, %c128
+// CHECK:   %[[THREAD:.*]] = arith.remui %{{.*}}, %c128
+// CHECK:   arith.cmpi ult, %[[ROW]], %[[ROWS]]
+// CHECK:   %[[START:.*]] = arith.addi %c0{{.*}}, %{{.*}} : index
+// CHECK:   %[[STRIDE:.*]] = arith.muli %c1{{.*}}, %c128 : index
+// CHECK:   %[[PART:.*]] = scf.for %[[K:.*]] = %[[START]] to %c200 step %[[STRIDE]] iter_args(%[[ACC:.*]] = %cst{{.*}}) -> (f32)
+// CHECK:     memref.load %[[X]][%[[ROW]], %[[K]]]
+// CHECK:     arith.addf %[[ACC]]
+// CHECK:   gpu.shuffle  xor %[[PART]]
+// CHECK-COUNT-4: gpu.shuffle  xor
+// CHECK:   %[[WARP:.*]] = arith.divui %[[THREAD]], %c32
+// CHECK:   %[[LANE:.*]] = arith.remui %[[THREAD]], %c32
+// CHECK:   %[[FOLDS:.*]] = memref.view %[[SHARED]][%c0{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<4xf32, #gpu.address_space<workgroup>>
+// CHECK:   arith.cmpi eq, %[[LANE]], %c0
+// CHECK:   scf.if
+// CHECK:     memref.store %{{.*}}, %[[FOLDS]][%[[WARP]]]
+// CHECK:   gpu.barrier
+// CHECK:   %[[F0:.*]] = memref.load %[[FOLDS]][%c0
+// CHECK:   %[[F1:.*]] = memref.load %[[FOLDS]][%c1
+// CHECK:   %[[S1:.*]] = arith.addf %[[F0]], %[[F1]]
+// CHECK:   %[[F2:.*]] = memref.load %[[FOLDS]][%c2
+// CHECK:   %[[S2:.*]] = arith.addf %[[S1]], %[[F2]]
+// CHECK:   %[[F3:.*]] = memref.load %[[FOLDS]][%c3
+// CHECK:   %[[TOTAL:.*]] = arith.addf %[[S2]], %[[F3]]
+// CHECK:   arith.cmpi eq, %[[THREAD]], %c0
+// CHECK:   scf.if
+// CHECK-NOT: memref.load
+// CHECK:     memref.store %[[TOTAL]], %[[SUMS]][%[[ROW]]]
+// CHECK:   scf.for %[[J:.*]] = %[[START]] to %c200 step %[[STRIDE]] {
+// CHECK-NOT: memref.load %[[SUMS]]
+// CHECK:     math.rsqrt %[[TOTAL]]
+// CHECK:     memref.load %[[X]][%[[ROW]], %[[J]]]
+// CHECK:     memref.load %[[W]][%[[J]]]
+// CHECK:     memref.store %{{.*}}, %[[Y]][%[[ROW]], %[[J]]]
+// CHECK-NOT: gpu.launch
+// CHECK: return %[[Y]]
+func.func @norm_rows(%x: memref<?x200xf32>, %w: memref<200xf32>, %sums: memref<?xf32>) -> memref<?x200xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c200 = arith.constant 200 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %x, %c0 : memref<?x200xf32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    memref.store %zero, %sums[%i] : memref<?xf32>
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.for %k = %c0 to %c200 step %c1 {
+      %v = memref.load %x[%i, %k] : memref<?x200xf32>
+      %s = memref.load %sums[%i] : memref<?xf32>
+      %sq = arith.mulf %v, %v : f32
+      %t = arith.addf %s, %sq : f32
+      memref.store %t, %sums[%i] : memref<?xf32>
+    }
+  }
+  %y = memref.alloc(%n) : memref<?x200xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%n, %c200) step (%c1, %c1) {
+    %s = memref.load %sums[%i] : memref<?xf32>
+    %r = math.rsqrt %s : f32
+    %v = memref.load %x[%i, %j] : memref<?x200xf32>
+    %g = memref.load %w[%j] : memref<200xf32>
+    %a = arith.mulf %v, %r : f32
+    %b = arith.mulf %a, %g : f32
+    memref.store %b, %y[%i, %j] : memref<?x200xf32>
+  }
+  return %y : memref<?x200xf32>
+}
+
+// The row's loop stays a kernel of its own where the other kernel could
+// not run it right after the row's fold: it stores into an argument (which
+// may be a view of what the reduction reads), reads another row's fold, or
+// the reduction does not start from the neutral element.
+// CHECK-LABEL: func.func @norm_rows_apart
+// CHECK-COUNT-6: gpu.launch
+// CHECK-NOT: gpu.launch
+// CHECK-NOT: gpu.barrier
+// CHECK: return
+func.func @norm_rows_apart(%x: memref<?x200xf32>, %sums: memref<?xf32>, %y: memref<?x200xf32>) -> memref<?x200xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c200 = arith.constant 200 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %x, %c0 : memref<?x200xf32>
+  // Into an argument.
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    memref.store %zero, %sums[%i] : memref<?xf32>
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.for %k = %c0 to %c200 step %c1 {
+      %v = memref.load %x[%i, %k] : memref<?x200xf32>
+      %s = memref.load %sums[%i] : memref<?xf32>
+      %t = arith.addf %s, %v : f32
+      memref.store %t, %sums[%i] : memref<?xf32>
+    }
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%n, %c200) step (%c1, %c1) {
+    %s = memref.load %sums[%i] : memref<?xf32>
+    %v = memref.load %x[%i, %j] : memref<?x200xf32>
+    %a = arith.mulf %v, %s : f32
+    memref.store %a, %y[%i, %j] : memref<?x200xf32>
+  }
+  // Another row's fold.
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    memref.store %zero, %sums[%i] : memref<?xf32>
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.for %k = %c0 to %c200 step %c1 {
+      %v = memref.load %x[%i, %k] : memref<?x200xf32>
+      %s = memref.load %sums[%i] : memref<?xf32>
+      %t = arith.addf %s, %v : f32
+      memref.store %t, %sums[%i] : memref<?xf32>
+    }
+  }
+  %z = memref.alloc(%n) : memref<?x200xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%n, %c200) step (%c1, %c1) {
+    %s = memref.load %sums[%c0] : memref<?xf32>
+    %v = memref.load %x[%i, %j] : memref<?x200xf32>
+    %a = arith.mulf %v, %s : f32
+    memref.store %a, %z[%i, %j] : memref<?x200xf32>
+  }
+  // Not from the neutral element: the sums fold into what they hold.
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.for %k = %c0 to %c200 step %c1 {
+      %v = memref.load %x[%i, %k] : memref<?x200xf32>
+      %s = memref.load %sums[%i] : memref<?xf32>
+      %t = arith.addf %s, %v : f32
+      memref.store %t, %sums[%i] : memref<?xf32>
+    }
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%n, %c200) step (%c1, %c1) {
+    %s = memref.load %sums[%i] : memref<?xf32>
+    %v = memref.load %x[%i, %j] : memref<?x200xf32>
+    %a = arith.mulf %v, %s : f32
+    memref.store %a, %z[%i, %j] : memref<?x200xf32>
+  }
+  return %z : memref<?x200xf32>
+}
+
 // A fold whose element moves with the sequential loop is no row
 // reduction: one thread per point.
 // CHECK-LABEL: func.func @prefix_not_reduction
