@@ -50,6 +50,8 @@ void mlir::tfm::buildTfmCUDABufferizationStage(
 
 void mlir::tfm::buildTfmCUDAKernelStage(
     OpPassManager &pm, const TfmLowerToNVVMPipelineOptions &options) {
+  // Loops over sizes the checks made equal get the same bounds.
+  pm.addNestedPass<func::FuncOp>(createTfmUnifyCheckedSizesPass());
   // Tensor-core kernels first; what they do not take is mapped generically.
   if (options.tensorCoreMatmul) {
     TfmGPUTensorCoreMatmulPassOptions matmul;

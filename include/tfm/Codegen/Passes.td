@@ -566,6 +566,30 @@ def TfmDropSelfCopiesPass
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def TfmUnifyCheckedSizesPass
+    : Pass<"tfm-unify-checked-sizes", "::mlir::func::FuncOp"> {
+  let summary = "one SSA value per size the runtime checks made equal";
+  let description = [{
+    Inside the `then` region of an `scf.if` whose condition is a tree of
+    `arith.andi` over `arith.cmpi eq` of indices (the verdict of
+    `tfm-insert-runtime-checks`, which guards everything an entry point
+    computes), each set of indices the checks made equal is replaced by
+    the one of them defined first. Sizes read off different arguments (the
+    batch of `input_ids` and of `cache_lengths`) then bound loops by the
+    same value, and loops over equal iteration spaces can be recognised as
+    such: the CUDA target runs a norm's reduction and its scaling in one
+    kernel only when their bounds match.
+
+    ```mlir
+    %ok = arith.cmpi eq, %rows_of_lengths, %rows_of_ids : index
+    scf.if %ok {
+      %a = memref.alloc(%rows_of_lengths) : memref<?x128xbf16>  // %rows_of_ids
+      ...
+    }
+    ```
+  }];
+}
+
 def TfmCPUHoistThreadScratchPass : Pass<"tfm-cpu-hoist-thread-scratch"> {
   let summary = "allocate a parallel loop's scratch once per thread";
   let description = [{

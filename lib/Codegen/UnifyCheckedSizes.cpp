@@ -1,0 +1,95 @@
+//===- UnifyCheckedSizes.cpp - one value per size the checks made equal ---===//
+//
+// tfm-unify-checked-sizes: inside the `then` region of an scf.if whose
+// condition is a tree of arith.andi over `arith.cmpi eq` of indices (the
+// runtime checks' verdict, tfm-insert-runtime-checks), sizes checked
+// equal are one SSA value.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tfm/Codegen/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+namespace mlir::tfm {
+#define GEN_PASS_DEF_TFMUNIFYCHECKEDSIZESPASS
+#include "tfm/Codegen/Passes.h.inc"
+} // namespace mlir::tfm
+
+using namespace mlir;
+
+namespace {
+
+/// The pairs of indices that `condition` being true makes equal: the
+/// `cmpi eq` leaves of its tree of `andi`.
+SmallVector<std::pair<Value, Value>> equalitiesOf(Value condition) {
+  SmallVector<std::pair<Value, Value>> equalities;
+  SmallVector<Value> worklist{condition};
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (auto both = value.getDefiningOp<arith::AndIOp>()) {
+      worklist.append({both.getLhs(), both.getRhs()});
+    } else if (auto compare = value.getDefiningOp<arith::CmpIOp>();
+               compare && compare.getPredicate() == arith::CmpIPredicate::eq &&
+               compare.getLhs().getType().isIndex() &&
+               compare.getLhs() != compare.getRhs()) {
+      equalities.push_back({compare.getLhs(), compare.getRhs()});
+    }
+  }
+  return equalities;
+}
+
+/// Whether `a` is defined before `b` in their (common) block: a block
+/// argument before any op. Values of different blocks keep their order.
+bool definedBefore(Value a, Value b) {
+  Operation *opA = a.getDefiningOp(), *opB = b.getDefiningOp();
+  if (!opA || !opB)
+    return !opA && opB;
+  return opA->getBlock() == opB->getBlock() && opA->isBeforeInBlock(opB);
+}
+
+struct TfmUnifyCheckedSizesPass
+    : tfm::impl::TfmUnifyCheckedSizesPassBase<TfmUnifyCheckedSizesPass> {
+  void runOnOperation() override {
+    getOperation()->walk([](scf::IfOp guarded) {
+      // Classes of equal sizes; the first member, defined first, stands
+      // for its class.
+      SmallVector<SmallVector<Value>> classes;
+      auto classOf = [&](Value value) -> int {
+        for (auto [i, members] : llvm::enumerate(classes))
+          if (llvm::is_contained(members, value))
+            return i;
+        return -1;
+      };
+      for (auto [a, b] : equalitiesOf(guarded.getCondition())) {
+        int ia = classOf(a), ib = classOf(b);
+        if (ia < 0 && ib < 0) {
+          classes.push_back({a, b});
+        } else if (ia < 0) {
+          classes[ib].push_back(a);
+        } else if (ib < 0) {
+          classes[ia].push_back(b);
+        } else if (ia != ib) {
+          classes[ia].append(classes[ib]);
+          classes.erase(classes.begin() + ib);
+        }
+      }
+      Region &then = guarded.getThenRegion();
+      for (SmallVector<Value> &members : classes) {
+        Value first = members.front();
+        for (Value member : members)
+          if (definedBefore(member, first))
+            first = member;
+        for (Value member : members)
+          if (member != first)
+            member.replaceUsesWithIf(first, [&](OpOperand &use) {
+              return then.isAncestor(use.getOwner()->getParentRegion());
+            });
+      }
+    });
+  }
+};
+
+} // namespace
