@@ -1145,7 +1145,8 @@ def TfmGPUMapToKernelsPass
       the loop reads: a KV cache's update, one row of the batch at a
       time) becomes, per parallel loop in it, a kernel with a thread per
       (row, point), each point evaluating the loads and views it reads
-      for its row;
+      for its row; consecutive parallel loops over the same points that
+      write different buffers share a kernel (a cache's K and V rows);
     - any other host-level sequential loop, or a store, runs in a
       one-thread kernel;
     - a host-level load (a check's verdict) is copied where it was to a

@@ -772,46 +772,86 @@ bool writesDisjointRows(scf::ForOp loop) {
          });
 }
 
-/// A loop that writesDisjointRows as parallel loops, one per parallel loop
-/// in its body, over (its rows) x (that loop's points), each point running
-/// the body's ops that loop reads (loads, views) for its row, then
-/// mapped with a thread per point: no kernel of one thread walking the
-/// rows and elements in turn.
+/// The buffers that the stores in `loop` write views of.
+SmallVector<Value> writtenBases(scf::ParallelOp loop) {
+  SmallVector<Value> bases;
+  loop.walk([&](memref::StoreOp store) {
+    bases.push_back(viewBase(store.getMemRef()));
+  });
+  return bases;
+}
+
+/// A loop that writesDisjointRows as parallel loops over (its rows) x (the
+/// points of a parallel loop in its body), each point running the body's
+/// ops that loop reads (loads, views) for its row, then mapped with a
+/// thread per point: no kernel of one thread walking the rows and elements
+/// in turn. Consecutive parallel loops of the body over the same points
+/// that write different buffers share one (a KV cache's K and V rows: one
+/// kernel): nothing in the loop reads what they write.
 LogicalResult mapRowLoop(RewriterBase &rewriter, scf::ForOp loop,
                          int64_t blockSize) {
-  SmallVector<scf::ParallelOp> mapped;
-  rewriter.setInsertionPoint(loop);
+  struct Group {
+    SmallVector<scf::ParallelOp> inners;
+    SmallVector<Value> lower, upper, step, written;
+  };
+  std::vector<Group> groups;
   Block *body = loop.getBody();
+  rewriter.setInsertionPoint(loop);
   for (Operation &op : body->without_terminator()) {
     auto inner = dyn_cast<scf::ParallelOp>(op);
     if (!inner)
       continue;
-    SmallVector<Value> lower = {loop.getLowerBound()},
-                       upper = {loop.getUpperBound()},
-                       step = {loop.getStep()};
-    for (auto [bounds, innerBounds] :
-         llvm::zip(SmallVector<SmallVector<Value> *>{&lower, &upper, &step},
-                   SmallVector<OperandRange>{inner.getLowerBound(),
-                                             inner.getUpperBound(),
-                                             inner.getStep()}))
+    Group group;
+    group.lower = {loop.getLowerBound()};
+    group.upper = {loop.getUpperBound()};
+    group.step = {loop.getStep()};
+    for (auto [bounds, innerBounds] : llvm::zip(
+             SmallVector<SmallVector<Value> *>{&group.lower, &group.upper,
+                                               &group.step},
+             SmallVector<OperandRange>{inner.getLowerBound(),
+                                       inner.getUpperBound(), inner.getStep()}))
       for (Value bound : innerBounds) {
         Value outside = boundOutside(rewriter, loop, bound);
         if (!outside)
           return inner.emitOpError("has bounds that vary with the rows");
         bounds->push_back(outside);
       }
+    group.inners = {inner};
+    group.written = writtenBases(inner);
+    auto same = [](ArrayRef<Value> a, ArrayRef<Value> b) {
+      return a.size() == b.size() &&
+             llvm::all_of(llvm::zip(a, b), [](auto pair) {
+               return sameIndex(std::get<0>(pair), std::get<1>(pair));
+             });
+    };
+    if (!groups.empty() && same(groups.back().lower, group.lower) &&
+        same(groups.back().upper, group.upper) &&
+        same(groups.back().step, group.step) &&
+        llvm::none_of(group.written, [&](Value base) {
+          return llvm::is_contained(groups.back().written, base);
+        })) {
+      groups.back().inners.push_back(inner);
+      llvm::append_range(groups.back().written, group.written);
+    } else {
+      groups.push_back(std::move(group));
+    }
+  }
+  SmallVector<scf::ParallelOp> mapped;
+  for (Group &group : groups)
     mapped.push_back(scf::ParallelOp::create(
-        rewriter, loop.getLoc(), lower, upper, step,
+        rewriter, loop.getLoc(), group.lower, group.upper, group.step,
         [&](OpBuilder &b, Location, ValueRange ivs) {
           IRMapping mapping;
           mapping.map(loop.getInductionVar(), ivs.front());
-          mapping.map(inner.getInductionVars(), ivs.drop_front());
-          // The ops of the body that the inner loop's body reads.
+          // The ops of the body that the inner loops' bodies read.
           llvm::SetVector<Operation *> needed;
           SmallVector<Value> worklist;
-          inner.getBody()->walk([&](Operation *op) {
-            llvm::append_range(worklist, op->getOperands());
-          });
+          for (scf::ParallelOp inner : group.inners) {
+            mapping.map(inner.getInductionVars(), ivs.drop_front());
+            inner.getBody()->walk([&](Operation *op) {
+              llvm::append_range(worklist, op->getOperands());
+            });
+          }
           while (!worklist.empty()) {
             Operation *def = worklist.pop_back_val().getDefiningOp();
             if (def && def->getBlock() == body && needed.insert(def))
@@ -820,10 +860,10 @@ LogicalResult mapRowLoop(RewriterBase &rewriter, scf::ForOp loop,
           for (Operation &before : body->without_terminator())
             if (needed.contains(&before))
               b.clone(before, mapping);
-          for (Operation &innerOp : inner.getBody()->without_terminator())
-            b.clone(innerOp, mapping);
+          for (scf::ParallelOp inner : group.inners)
+            for (Operation &innerOp : inner.getBody()->without_terminator())
+              b.clone(innerOp, mapping);
         }));
-  }
   rewriter.eraseOp(loop);
   for (scf::ParallelOp parallel : mapped)
     if (failed(mapParallelLoop(rewriter, parallel, blockSize)))

@@ -488,23 +488,23 @@ func.func @prefix_not_reduction(%x: memref<?x100xf32>) {
 }
 
 // A KV cache's update, one row of the batch at a time (row r of each cache
-// at position lengths[r]): the iterations write disjoint rows, so each copy
-// becomes one kernel with a thread per (row, element), each reading its
+// at position lengths[r]): the iterations write disjoint rows, so the
+// copies become a kernel with a thread per (row, element), each reading its
 // row's position, not a kernel of one thread walking rows and elements.
+// The K and V copies are over the same points and write different
+// buffers: one kernel, each thread copying its element of both.
 // CHECK-LABEL: func.func @cache_rows
 // CHECK-SAME: (%[[LENGTHS:[^:]*]]: memref<?xi32>, %[[K:[^:]*]]: memref<?x4x1x64xbf16>, %[[KC:[^:]*]]: memref<?x4x?x64xbf16>, %[[V:[^:]*]]: memref<?x4x1x64xbf16>, %[[VC:[^:]*]]: memref<?x4x?x64xbf16>)
 // CHECK-NOT: scf.for
 // CHECK: gpu.launch
 // CHECK:   memref.load %[[LENGTHS]][%[[ROW:.*]]]
-// CHECK:   memref.subview %[[KC]][%[[ROW]], 0, %{{.*}}, 0] [1, 4, 1, 64]
+// CHECK-NOT: memref.load %[[LENGTHS]]
+// CHECK:   %[[KROW:.*]] = memref.subview %[[KC]][%[[ROW]], 0, %{{.*}}, 0] [1, 4, 1, 64]
+// CHECK:   %[[VROW:.*]] = memref.subview %[[VC]][%[[ROW]], 0, %{{.*}}, 0] [1, 4, 1, 64]
 // CHECK-NOT: scf.for
-// CHECK:   memref.store
-// CHECK: gpu.launch
-// CHECK:   memref.load %[[LENGTHS]]
-// CHECK-NOT: %[[KC]]
-// CHECK:   memref.subview %[[VC]]
-// CHECK-NOT: scf.for
-// CHECK:   memref.store
+// CHECK:   memref.store %{{.*}}, %[[KROW]]
+// CHECK:   memref.store %{{.*}}, %[[VROW]]
+// CHECK-NOT: gpu.launch
 // CHECK: return
 func.func @cache_rows(%lengths: memref<?xi32>, %k: memref<?x4x1x64xbf16>, %kc: memref<?x4x?x64xbf16>,
                       %v: memref<?x4x1x64xbf16>, %vc: memref<?x4x?x64xbf16>) {
@@ -520,6 +520,34 @@ func.func @cache_rows(%lengths: memref<?xi32>, %k: memref<?x4x1x64xbf16>, %kc: m
     %vs = memref.subview %v[%r, 0, 0, 0] [1, 4, 1, 64] [1, 1, 1, 1] : memref<?x4x1x64xbf16> to memref<1x4x1x64xbf16, strided<[256, 64, 64, 1], offset: ?>>
     %vd = memref.subview %vc[%r, 0, %at, 0] [1, 4, 1, 64] [1, 1, 1, 1] : memref<?x4x?x64xbf16> to memref<1x4x1x64xbf16, strided<[?, ?, 64, 1], offset: ?>>
     memref.copy %vs, %vd : memref<1x4x1x64xbf16, strided<[256, 64, 64, 1], offset: ?>> to memref<1x4x1x64xbf16, strided<[?, ?, 64, 1], offset: ?>>
+  }
+  return
+}
+
+// Copies in a row loop stay kernels of their own where one would race or
+// cover other points: two writing the same buffer (the second must win),
+// and two over different points (a row of 64, then one of 32).
+// CHECK-LABEL: func.func @cache_rows_apart
+// CHECK-COUNT-3: gpu.launch
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func @cache_rows_apart(%lengths: memref<?xi32>, %k: memref<?x64xbf16>, %v: memref<?x64xbf16>,
+                            %kc: memref<?x?x64xbf16>, %h: memref<?x32xbf16>, %hc: memref<?x?x32xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %rows = memref.dim %k, %c0 : memref<?x64xbf16>
+  scf.for %r = %c0 to %rows step %c1 {
+    %length = memref.load %lengths[%r] : memref<?xi32>
+    %at = arith.index_cast %length : i32 to index
+    %ks = memref.subview %k[%r, 0] [1, 64] [1, 1] : memref<?x64xbf16> to memref<1x64xbf16, strided<[64, 1], offset: ?>>
+    %kd = memref.subview %kc[%r, %at, 0] [1, 1, 64] [1, 1, 1] : memref<?x?x64xbf16> to memref<1x64xbf16, strided<[?, 1], offset: ?>>
+    memref.copy %ks, %kd : memref<1x64xbf16, strided<[64, 1], offset: ?>> to memref<1x64xbf16, strided<[?, 1], offset: ?>>
+    %vs = memref.subview %v[%r, 0] [1, 64] [1, 1] : memref<?x64xbf16> to memref<1x64xbf16, strided<[64, 1], offset: ?>>
+    %vd = memref.subview %kc[%r, %at, 0] [1, 1, 64] [1, 1, 1] : memref<?x?x64xbf16> to memref<1x64xbf16, strided<[?, 1], offset: ?>>
+    memref.copy %vs, %vd : memref<1x64xbf16, strided<[64, 1], offset: ?>> to memref<1x64xbf16, strided<[?, 1], offset: ?>>
+    %hs = memref.subview %h[%r, 0] [1, 32] [1, 1] : memref<?x32xbf16> to memref<1x32xbf16, strided<[32, 1], offset: ?>>
+    %hd = memref.subview %hc[%r, %at, 0] [1, 1, 32] [1, 1, 1] : memref<?x?x32xbf16> to memref<1x32xbf16, strided<[?, 1], offset: ?>>
+    memref.copy %hs, %hd : memref<1x32xbf16, strided<[32, 1], offset: ?>> to memref<1x32xbf16, strided<[?, 1], offset: ?>>
   }
   return
 }
