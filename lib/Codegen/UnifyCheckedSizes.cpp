@@ -1,9 +1,9 @@
 //===- UnifyCheckedSizes.cpp - one value per size the checks made equal ---===//
 //
-// tfm-unify-checked-sizes: inside the `then` region of an scf.if whose
-// condition is a tree of arith.andi over `arith.cmpi eq` of indices (the
-// runtime checks' verdict, tfm-insert-runtime-checks), sizes checked
-// equal are one SSA value.
+// tfm-unify-checked-sizes: inside the `then` region of a function's
+// top-level scf.if whose condition is a tree of arith.andi over
+// `arith.cmpi eq` of indices (the runtime checks' verdict,
+// tfm-insert-runtime-checks), sizes checked equal are one SSA value.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Matchers.h"
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMUNIFYCHECKEDSIZESPASS
@@ -41,21 +42,32 @@ SmallVector<std::pair<Value, Value>> equalitiesOf(Value condition) {
   return equalities;
 }
 
-/// Whether `a` is defined before `b` in their (common) block: a block
-/// argument before any op. Values of different blocks keep their order.
-bool definedBefore(Value a, Value b) {
+/// Whether `a` should stand for a class of equal values rather than `b`,
+/// both of one block: a constant first (it stays one), then a block
+/// argument, then the op defined first.
+bool standsBefore(Value a, Value b) {
+  bool constantA = matchPattern(a, m_Constant()),
+       constantB = matchPattern(b, m_Constant());
+  if (constantA != constantB)
+    return constantA;
   Operation *opA = a.getDefiningOp(), *opB = b.getDefiningOp();
   if (!opA || !opB)
     return !opA && opB;
-  return opA->getBlock() == opB->getBlock() && opA->isBeforeInBlock(opB);
+  return opA->isBeforeInBlock(opB);
 }
 
 struct TfmUnifyCheckedSizesPass
     : tfm::impl::TfmUnifyCheckedSizesPassBase<TfmUnifyCheckedSizesPass> {
   void runOnOperation() override {
-    getOperation()->walk([](scf::IfOp guarded) {
-      // Classes of equal sizes; the first member, defined first, stands
-      // for its class.
+    Region &body = getOperation().getBody();
+    if (!body.hasOneBlock())
+      return;
+    // The checks guard the function's body from its top level, where every
+    // value the condition compares is defined in the one block (and a
+    // valid affine symbol, whichever stands for its class).
+    for (auto guarded : body.getOps<scf::IfOp>()) {
+      // Classes of equal sizes, each to read as one of its members
+      // (standsBefore).
       SmallVector<SmallVector<Value>> classes;
       auto classOf = [&](Value value) -> int {
         for (auto [i, members] : llvm::enumerate(classes))
@@ -80,7 +92,7 @@ struct TfmUnifyCheckedSizesPass
       for (SmallVector<Value> &members : classes) {
         Value first = members.front();
         for (Value member : members)
-          if (definedBefore(member, first))
+          if (standsBefore(member, first))
             first = member;
         for (Value member : members)
           if (member != first)
@@ -88,7 +100,7 @@ struct TfmUnifyCheckedSizesPass
               return then.isAncestor(use.getOwner()->getParentRegion());
             });
       }
-    });
+    }
   }
 };
 

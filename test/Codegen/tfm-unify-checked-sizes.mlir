@@ -4,7 +4,8 @@
 // ids, and the ids' length equals the positions'. Where it holds, each
 // size reads the one of its class defined first; before the check, and
 // where it fails, nothing changes. A size only compared by `slt`, or
-// only compared as an i32, keeps its value.
+// only compared as an i32, keeps its value. An if below the top level
+// is no check: its condition's equalities stay apart.
 // CHECK-LABEL: func.func @checked
 // CHECK-SAME: (%[[IDS:[^:]*]]: memref<?x?xi32>, %[[POS:[^:]*]]: memref<?x?xi32>, %[[LENGTHS:[^:]*]]: memref<?xi32>, %[[CACHE:[^:]*]]: memref<?x64xf32>
 // CHECK: %[[B:.*]] = memref.dim %[[IDS]], %c0
@@ -19,6 +20,10 @@
 // CHECK-NEXT: memref.alloc(%[[CB]])
 // CHECK-NEXT: scf.if
 // CHECK-NEXT: memref.alloc(%[[B]], %[[S]])
+// CHECK-NEXT: }
+// CHECK-NEXT: arith.cmpi eq, %[[CB]], %[[S]]
+// CHECK-NEXT: scf.if
+// CHECK-NEXT: memref.alloc(%[[CB]])
 // CHECK-NEXT: }
 // CHECK-NEXT: } else {
 // CHECK-NEXT: memref.alloc(%[[LB]], %[[PS]])
@@ -46,8 +51,32 @@ func.func @checked(%ids: memref<?x?xi32>, %pos: memref<?x?xi32>, %lengths: memre
     scf.if %ok {
       %w = memref.alloc(%lb, %ps) : memref<?x?xf32>
     }
+    %inner = arith.cmpi eq, %cb, %s : index
+    scf.if %inner {
+      %v = memref.alloc(%cb) : memref<?xf32>
+    }
   } else {
     %x = memref.alloc(%lb, %ps) : memref<?x?xf32>
+  }
+  return %ok : i1
+}
+
+// -----
+
+// A size checked equal to a constant reads the constant (a constant wins
+// over an argument, and stays one).
+// CHECK-LABEL: func.func @constant
+// CHECK-SAME: (%[[N:[^:]*]]: index, %[[M:[^:]*]]: memref<?xf32>)
+// CHECK: %[[C4:.*]] = arith.constant 4 : index
+// CHECK: scf.if
+// CHECK-NEXT: memref.alloc(%[[C4]])
+// CHECK-NEXT: memref.load %[[M]][%[[C4]]]
+func.func @constant(%n: index, %m: memref<?xf32>) -> i1 {
+  %c4 = arith.constant 4 : index
+  %ok = arith.cmpi eq, %n, %c4 : index
+  scf.if %ok {
+    %x = memref.alloc(%n) : memref<?xf32>
+    %y = memref.load %m[%n] : memref<?xf32>
   }
   return %ok : i1
 }

@@ -570,11 +570,12 @@ def TfmUnifyCheckedSizesPass
     : Pass<"tfm-unify-checked-sizes", "::mlir::func::FuncOp"> {
   let summary = "one SSA value per size the runtime checks made equal";
   let description = [{
-    Inside the `then` region of an `scf.if` whose condition is a tree of
-    `arith.andi` over `arith.cmpi eq` of indices (the verdict of
-    `tfm-insert-runtime-checks`, which guards everything an entry point
-    computes), each set of indices the checks made equal is replaced by
-    the one of them defined first. Sizes read off different arguments (the
+    Inside the `then` region of an `scf.if` at the top level of a function
+    whose condition is a tree of `arith.andi` over `arith.cmpi eq` of
+    indices (the verdict of `tfm-insert-runtime-checks`, which guards
+    everything an entry point computes), each set of indices the checks
+    made equal is replaced by one of them: a constant if there is one,
+    else an argument, else the one defined first. Sizes read off different arguments (the
     batch of `input_ids` and of `cache_lengths`) then bound loops by the
     same value, and loops over equal iteration spaces can be recognised as
     such: the CUDA target runs a norm's reduction and its scaling in one

@@ -214,8 +214,9 @@ std::optional<RowReduction> matchRowReduction(scf::ParallelOp loop) {
   RowReduction r{inner, nullptr, onlyStore(inner.getBody()), nullptr, nullptr};
   if (!r.store || !r.store.getValueToStore().getType().isF32())
     return std::nullopt;
-  // The element is fixed across the sequential loop.
-  for (Value index : r.store.getIndices())
+  // The element is fixed across the sequential loop (its buffer too: the
+  // fold's store is cloned out of the loop).
+  for (Value index : r.store.getOperands().drop_front())
     if (inner.getRegion().isAncestor(index.getParentRegion()))
       return std::nullopt;
   r.combine = r.store.getValueToStore().getDefiningOp();
@@ -723,13 +724,14 @@ Value boundOutside(OpBuilder &b, scf::ForOp loop, Value bound) {
 /// Whether the iterations of host loop `loop` are independent: its body
 /// only reads memory (loads, views) and runs parallel loops that store
 /// into views of row `iv` of buffers defined outside it (size 1, offset iv
-/// in dim 0), none of which anything in the loop reads. A KV cache's
+/// in dim 0; of one view of each buffer), none of which anything in the
+/// loop reads. A KV cache's
 /// update, one row of the batch at a time, is such a loop.
 bool writesDisjointRows(scf::ForOp loop) {
   if (loop.getNumResults() != 0)
     return false;
   Value iv = loop.getInductionVar();
-  SmallVector<Value> written, read;
+  SmallVector<Value> written, writtenViews, read;
   WalkResult result = loop.getBody()->walk([&](Operation *op) {
     if (isa<scf::YieldOp, scf::ReduceOp>(op) || isMemoryEffectFree(op))
       return WalkResult::advance();
@@ -763,7 +765,15 @@ bool writesDisjointRows(scf::ForOp loop) {
         row.getStaticSizes().front() != 1 ||
         getAsOpFoldResult(iv) != row.getMixedOffsets().front())
       return WalkResult::interrupt();
-    written.push_back(viewBase(row.getSource()));
+    // Every row written of a buffer is a row of one view of it: rows of
+    // two views (one shifted) could be the same row in two iterations.
+    Value base = viewBase(row.getSource());
+    auto known = llvm::find(written, base);
+    if (known != written.end() &&
+        writtenViews[known - written.begin()] != row.getSource())
+      return WalkResult::interrupt();
+    written.push_back(base);
+    writtenViews.push_back(row.getSource());
     return WalkResult::advance();
   });
   return !result.wasInterrupted() && !written.empty() &&

@@ -553,17 +553,31 @@ func.func @cache_rows_apart(%lengths: memref<?xi32>, %k: memref<?x64xbf16>, %v: 
 }
 
 // Rows that may overlap stay in one thread, in order: a loop writing row
-// r + 1 (not its own), and one reading a buffer it writes.
+// r + 1 (not its own), one reading a buffer it writes, and one writing
+// row r of a buffer and row r of a view of it shifted by a row (row r + 1
+// of the buffer, which the next iteration writes again).
 // CHECK-LABEL: func.func @overlapping_rows
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}})
 // CHECK:   scf.for
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}})
 // CHECK:   scf.for
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}})
+// CHECK:   scf.for
+// CHECK-NOT: gpu.launch
+// CHECK: return
 func.func @overlapping_rows(%k: memref<?x64xbf16>, %kc: memref<?x64xbf16>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %rows = memref.dim %k, %c0 : memref<?x64xbf16>
   %last = arith.subi %rows, %c1 : index
+  %shifted = memref.subview %kc[1, 0] [%last, 64] [1, 1] : memref<?x64xbf16> to memref<?x64xbf16, strided<[64, 1], offset: 64>>
+  scf.for %r = %c0 to %last step %c1 {
+    %ks = memref.subview %k[%r, 0] [1, 64] [1, 1] : memref<?x64xbf16> to memref<1x64xbf16, strided<[64, 1], offset: ?>>
+    %here = memref.subview %kc[%r, 0] [1, 64] [1, 1] : memref<?x64xbf16> to memref<1x64xbf16, strided<[64, 1], offset: ?>>
+    memref.copy %ks, %here : memref<1x64xbf16, strided<[64, 1], offset: ?>> to memref<1x64xbf16, strided<[64, 1], offset: ?>>
+    %next = memref.subview %shifted[%r, 0] [1, 64] [1, 1] : memref<?x64xbf16, strided<[64, 1], offset: 64>> to memref<1x64xbf16, strided<[64, 1], offset: ?>>
+    memref.copy %ks, %next : memref<1x64xbf16, strided<[64, 1], offset: ?>> to memref<1x64xbf16, strided<[64, 1], offset: ?>>
+  }
   scf.for %r = %c0 to %last step %c1 {
     %next = arith.addi %r, %c1 : index
     %ks = memref.subview %k[%r, 0] [1, 64] [1, 1] : memref<?x64xbf16> to memref<1x64xbf16, strided<[64, 1], offset: ?>>
