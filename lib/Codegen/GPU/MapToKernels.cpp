@@ -335,21 +335,30 @@ Value combineInWarp(RewriterBase &rewriter, Location loc, RowReduction r,
   return folded;
 }
 
+/// Builds with `build` the ops that run only where `index` is 0 (the
+/// first thread, or lane).
+void whereZero(RewriterBase &rewriter, Location loc, Value index,
+               llvm::function_ref<void()> build) {
+  Value zero =
+      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, index,
+                            arith::ConstantIndexOp::create(rewriter, loc, 0));
+  auto branch = scf::IfOp::create(rewriter, loc, zero);
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(branch.thenBlock()->getTerminator());
+  build();
+}
+
 /// Stores `folded` into `r`'s element, folded into what it holds unless
 /// `r.fromNeutral`, where `thread` is 0.
 void storeFromFirst(RewriterBase &rewriter, Location loc, RowReduction r,
                     Value thread, Value folded, IRMapping &mapping) {
-  Value first =
-      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, thread,
-                            arith::ConstantIndexOp::create(rewriter, loc, 0));
-  auto write = scf::IfOp::create(rewriter, loc, first);
-  OpBuilder::InsertionGuard guard(rewriter);
-  rewriter.setInsertionPoint(write.thenBlock()->getTerminator());
-  if (!r.fromNeutral)
-    folded = combineFolds(
-        rewriter, r, rewriter.clone(*r.load, mapping)->getResult(0), folded);
-  mapping.map(r.store.getValueToStore(), folded);
-  rewriter.clone(*r.store, mapping);
+  whereZero(rewriter, loc, thread, [&] {
+    if (!r.fromNeutral)
+      folded = combineFolds(
+          rewriter, r, rewriter.clone(*r.load, mapping)->getResult(0), folded);
+    mapping.map(r.store.getValueToStore(), folded);
+    rewriter.clone(*r.store, mapping);
+  });
 }
 
 /// `r` for one point, by the 32 lanes of a warp: each folds every 32nd
@@ -574,15 +583,9 @@ LogicalResult mapReductionWithConsumer(RewriterBase &rewriter,
   Value lane = arith::RemUIOp::create(rewriter, loc, thread, c32);
   Value warpFolds = sharedView(rewriter, loc, points.shared, {warps},
                                rewriter.getF32Type(), /*offset=*/0);
-  {
-    Value first =
-        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, lane,
-                              arith::ConstantIndexOp::create(rewriter, loc, 0));
-    auto write = scf::IfOp::create(rewriter, loc, first);
-    OpBuilder::InsertionGuard guard(rewriter);
-    rewriter.setInsertionPoint(write.thenBlock()->getTerminator());
+  whereZero(rewriter, loc, lane, [&] {
     memref::StoreOp::create(rewriter, loc, folded, warpFolds, warp);
-  }
+  });
   gpu::BarrierOp::create(rewriter, loc);
   Value total;
   for (int64_t w = 0; w < warps; ++w) {
