@@ -1132,8 +1132,9 @@ def TfmGPUMapToKernelsPass
       block per point: its threads fold every `block-size`-th step, each
       warp combines its lanes by xor shuffles, every thread combines the
       warps' folds through shared memory in the same order (the same value
-      in each), thread 0 stores it, and every thread applies it to every
-      `block-size`-th element of the row;
+      in each), thread 0 stores it (not when nothing else reads the
+      buffer, which then goes: a norm's sums), and every thread applies it
+      to every `block-size`-th element of the row;
     - a host-level nest of sequential loops that folds a predicate of
       every point into one i1 element with `andi` or `ori` (an input
       check: every token id in range) gets a thread per point, which

@@ -548,12 +548,38 @@ std::optional<RowConsumer> matchRowConsumer(scf::ParallelOp reduction,
   return consumer;
 }
 
+/// Whether anything but `loop` (row reduction `r`), its consumer `c` and
+/// frees uses the buffer `r` folds into, or a view of it: if not, the
+/// folds need not be stored (a norm's sums, which only its scaling
+/// reads), and the buffer goes (eraseUnusedAllocations).
+bool foldsReadElsewhere(scf::ParallelOp loop, const RowConsumer &c,
+                        RowReduction r) {
+  Value base = viewBase(r.store.getMemRef());
+  if (!isa_and_nonnull<memref::AllocOp, gpu::AllocOp>(base.getDefiningOp()))
+    return true;
+  SmallVector<Value> worklist{base};
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    for (Operation *user : value.getUsers()) {
+      if (loop->isAncestor(user) || c.loop->isAncestor(user) ||
+          isa<memref::DeallocOp, gpu::DeallocOp>(user))
+        continue;
+      auto view = dyn_cast<ViewLikeOpInterface>(user);
+      if (!view || view.getViewSource() != value)
+        return true;
+      llvm::append_range(worklist, user->getResults());
+    }
+  }
+  return false;
+}
+
 /// Row reduction `r` (from the neutral element) of `loop` and its
 /// consumer `c` in one kernel, a block per point: its threads fold every
 /// blockSize-th step, each warp combines its lanes' folds (xor shuffles),
 /// and every thread combines the warps' folds, through shared memory, in
-/// the same order: the same value in every thread. Thread 0 stores it;
-/// every thread applies it to every blockSize-th element of the row. One
+/// the same order: the same value in every thread. Thread 0 stores it
+/// (unless only `c` reads it); every thread applies it to every
+/// blockSize-th element of the row. One
 /// kernel instead of two, and a row's element read a blockSize-th by
 /// each thread rather than a 32nd (a decode step's norm: a block, not a
 /// warp, for its one row).
@@ -562,6 +588,7 @@ LogicalResult mapReductionWithConsumer(RewriterBase &rewriter,
                                        RowConsumer c, int64_t blockSize) {
   Location loc = loop.getLoc();
   int64_t warps = blockSize / 32;
+  bool storeFolds = foldsReadElsewhere(loop, c, r);
   // After the allocations of the consumer's outputs.
   rewriter.setInsertionPoint(c.loop);
   PointLaunch points = launchPerPoint(
@@ -594,7 +621,8 @@ LogicalResult mapReductionWithConsumer(RewriterBase &rewriter,
         ValueRange{arith::ConstantIndexOp::create(rewriter, loc, w)});
     total = w == 0 ? fold : combineFolds(rewriter, r, total, fold);
   }
-  storeFromFirst(rewriter, loc, r, thread, total, mapping);
+  if (storeFolds)
+    storeFromFirst(rewriter, loc, r, thread, total, mapping);
 
   // The row: the consumer's last dim, every blockSize-th element a thread.
   size_t last = loop.getNumLoops();
@@ -961,6 +989,37 @@ void eraseRepeatedWaits(RewriterBase &rewriter, Block &block) {
   }
 }
 
+/// Erases the device buffers of `func` that nothing but frees and views
+/// of them use (a norm's sums, once its kernel no longer stores them).
+void eraseUnusedAllocations(RewriterBase &rewriter, func::FuncOp func) {
+  SmallVector<gpu::AllocOp> allocs;
+  func.walk([&](gpu::AllocOp alloc) { allocs.push_back(alloc); });
+  for (gpu::AllocOp alloc : allocs) {
+    SmallVector<Operation *> unused; // views before their users
+    SmallVector<Value> worklist{alloc.getMemref()};
+    bool used = false;
+    while (!worklist.empty() && !used) {
+      for (Operation *user : worklist.pop_back_val().getUsers()) {
+        auto view = dyn_cast<ViewLikeOpInterface>(user);
+        if (isa<gpu::DeallocOp>(user)) {
+          unused.push_back(user);
+        } else if (view && view->getNumResults() == 1) {
+          unused.push_back(user);
+          worklist.push_back(user->getResult(0));
+        } else {
+          used = true;
+          break;
+        }
+      }
+    }
+    if (used)
+      continue;
+    for (Operation *op : llvm::reverse(unused))
+      rewriter.eraseOp(op);
+    rewriter.eraseOp(alloc);
+  }
+}
+
 struct TfmGPUMapToKernelsPass
     : tfm::impl::TfmGPUMapToKernelsPassBase<TfmGPUMapToKernelsPass> {
   using TfmGPUMapToKernelsPassBase::TfmGPUMapToKernelsPassBase;
@@ -1058,6 +1117,7 @@ struct TfmGPUMapToKernelsPass
       if (failed(result))
         return signalPassFailure();
     }
+    eraseUnusedAllocations(rewriter, func);
     func.walk([&](Block *block) { eraseRepeatedWaits(rewriter, *block); });
     // Every kernel, the dedicated ones (tfm-gpu-*) too.
     func.walk([&](gpu::LaunchOp launch) { sinkIntoLaunch(rewriter, launch); });

@@ -395,6 +395,52 @@ func.func @norm_rows(%x: memref<?x200xf32>, %w: memref<200xf32>, %sums: memref<?
   return %y : memref<?x200xf32>
 }
 
+// The same with the sums in a buffer of the function's own that nothing
+// else reads: the kernel does not store them, and the buffer goes.
+// CHECK-LABEL: func.func @norm_rows_local
+// CHECK-SAME: (%[[X:[^:]*]]: memref<?x200xf32>)
+// CHECK-NOT: gpu.alloc{{.*}}memref<?xf32>
+// CHECK: %[[Y:.*]] = gpu.alloc{{.*}}memref<?x200xf32>
+// CHECK-NOT: gpu.alloc
+// CHECK: gpu.launch
+// CHECK:   gpu.barrier
+// CHECK:   scf.for
+// CHECK-NOT: memref.store %{{.*}} : memref<?xf32>
+// CHECK:     math.rsqrt
+// CHECK:     memref.store %{{.*}}, %[[Y]]
+// CHECK-NOT: gpu.dealloc
+// CHECK: return %[[Y]]
+func.func @norm_rows_local(%x: memref<?x200xf32>) -> memref<?x200xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c200 = arith.constant 200 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %x, %c0 : memref<?x200xf32>
+  %sums = memref.alloc(%n) : memref<?xf32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    memref.store %zero, %sums[%i] : memref<?xf32>
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.for %k = %c0 to %c200 step %c1 {
+      %v = memref.load %x[%i, %k] : memref<?x200xf32>
+      %s = memref.load %sums[%i] : memref<?xf32>
+      %sq = arith.mulf %v, %v : f32
+      %t = arith.addf %s, %sq : f32
+      memref.store %t, %sums[%i] : memref<?xf32>
+    }
+  }
+  %y = memref.alloc(%n) : memref<?x200xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%n, %c200) step (%c1, %c1) {
+    %s = memref.load %sums[%i] : memref<?xf32>
+    %r = math.rsqrt %s : f32
+    %v = memref.load %x[%i, %j] : memref<?x200xf32>
+    %a = arith.mulf %v, %r : f32
+    memref.store %a, %y[%i, %j] : memref<?x200xf32>
+  }
+  memref.dealloc %sums : memref<?xf32>
+  return %y : memref<?x200xf32>
+}
+
 // The row's loop stays a kernel of its own where the other kernel could
 // not run it right after the row's fold: it stores into an argument (which
 // may be a view of what the reduction reads), reads another row's fold, or
