@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/EquivalenceClasses.h"
 
 namespace mlir::tfm {
 #define GEN_PASS_DEF_TFMUNIFYCHECKEDSIZESPASS
@@ -68,33 +69,18 @@ struct TfmUnifyCheckedSizesPass
     for (auto guarded : body.getOps<scf::IfOp>()) {
       // Classes of equal sizes, each to read as one of its members
       // (standsBefore).
-      SmallVector<SmallVector<Value>> classes;
-      auto classOf = [&](Value value) -> int {
-        for (auto [i, members] : llvm::enumerate(classes))
-          if (llvm::is_contained(members, value))
-            return i;
-        return -1;
-      };
-      for (auto [a, b] : equalitiesOf(guarded.getCondition())) {
-        int ia = classOf(a), ib = classOf(b);
-        if (ia < 0 && ib < 0) {
-          classes.push_back({a, b});
-        } else if (ia < 0) {
-          classes[ib].push_back(a);
-        } else if (ib < 0) {
-          classes[ia].push_back(b);
-        } else if (ia != ib) {
-          classes[ia].append(classes[ib]);
-          classes.erase(classes.begin() + ib);
-        }
-      }
+      llvm::EquivalenceClasses<Value> classes;
+      for (auto [a, b] : equalitiesOf(guarded.getCondition()))
+        classes.unionSets(a, b);
       Region &then = guarded.getThenRegion();
-      for (SmallVector<Value> &members : classes) {
-        Value first = members.front();
-        for (Value member : members)
+      for (const auto *leader : classes) {
+        if (!leader->isLeader())
+          continue;
+        Value first = leader->getData();
+        for (Value member : classes.members(*leader))
           if (standsBefore(member, first))
             first = member;
-        for (Value member : members)
+        for (Value member : classes.members(*leader))
           if (member != first)
             member.replaceUsesWithIf(first, [&](OpOperand &use) {
               return then.isAncestor(use.getOwner()->getParentRegion());

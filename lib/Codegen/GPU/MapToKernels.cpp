@@ -1068,8 +1068,8 @@ struct TfmGPUMapToKernelsPass
     }
     hostOps.clear();
     collectHostOps(func.getBody().front(), hostOps);
-    DenseSet<Operation *>
-        consumed; // row consumers, in their reduction's kernel
+    // Row consumers, mapped into their reduction's kernel.
+    DenseSet<Operation *> consumed;
     for (Operation *op : hostOps) {
       LogicalResult result = success();
       if (consumed.contains(op))
