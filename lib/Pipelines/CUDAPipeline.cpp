@@ -82,6 +82,8 @@ void mlir::tfm::buildTfmCUDAKernelStage(
   TfmGPUMapToKernelsPassOptions map;
   map.blockSize = options.blockSize;
   pm.addNestedPass<func::FuncOp>(createTfmGPUMapToKernelsPass(map));
+  // Independent kernels of one shape as one launch, before outlining.
+  pm.addNestedPass<func::FuncOp>(createTfmGPUMergeLaunchesPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createTfmGPUMergeKernelModulesPass());
   // Each device buffer freed after its last kernel or copy, before the

@@ -969,11 +969,16 @@ def TfmGPUFuseElementwisePass
     than a kernel and a trip through memory. Other ops over broadcasts are
     left apart (a RoPE table's f64 sines, computed once per position).
 
-    A projection whose zero fill other ops also read (`convert-tfm-to-linalg`
-    and CSE leave one fill for k and v, and for gate and up) gets a fill and
-    an empty tensor of its own right before it: bufferized, a shared fill is
-    a fill and a copy per reader, where a fill right before a projection
-    becomes the kernel's zeroed accumulators.
+    An op whose init other ops also read (`convert-tfm-to-linalg` and CSE
+    leave one zero fill for k and v, and for gate and up, and one empty
+    tensor for k's and v's rounded rows) gets one of its own right before
+    it: every op that starts from a shared fill, since bufferized, a shared
+    fill is a fill and a copy per reader, where a fill right before a
+    projection becomes the kernel's zeroed accumulators; and an op that
+    shares an empty tensor with an op it does not read from, directly or
+    not, since a shared empty tensor is one buffer that its writers take
+    turns in, which keeps independent kernels from running together
+    (`tfm-gpu-merge-launches`). Ops in a chain keep sharing one.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",
@@ -1177,6 +1182,40 @@ def TfmGPUMapToKernelsPass
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def TfmGPUMergeLaunchesPass
+    : Pass<"tfm-gpu-merge-launches", "::mlir::func::FuncOp"> {
+  let summary = "launch independent kernels of the same block shape as one";
+  let description = [{
+    Runs on `gpu.launch` ops, before outlining. Each launch, in order, joins
+    the nearest earlier launch in its block when:
+
+    - both are a row of blocks (grid y and z 1) of the same threads (a row
+      too) and the same dynamic shared memory, and neither has workgroup
+      or private attributions or clusters; their bodies read their
+      block's place through the launch's arguments only;
+    - neither writes a buffer the other reads or writes, and the later one
+      touches nothing that an op between the two writes, nor writes what
+      one reads (buffers compared as the allocations, arguments and
+      globals they are views of: two allocations are different memory,
+      two arguments may be the same);
+    - what the later one uses from between the two only computes values
+      or allocates buffers: it moves before the earlier launch.
+
+    The merged launch has both grids' blocks: those below the first
+    kernel's count run its body, the others the second's, with the block
+    index less that count. A kernel whose memory accesses cannot be
+    bounded (raw pointers, tensor maps) merges with none.
+
+    Why: each launch costs the host microseconds, and a decode step of a
+    small batch is mostly launches. q, k and v's projections, and q's and
+    k's RoPE, become one launch each; the merged grid also fills more
+    multiprocessors than k's or v's alone.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
                            "::mlir::scf::SCFDialect"];
 }
 

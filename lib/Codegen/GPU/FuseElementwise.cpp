@@ -6,9 +6,10 @@
 // projection) become one op, which tfm-gpu-tensor-core-matmul computes in
 // the kernel's store; a per-row finishing step (a norm's
 // 1/sqrt(mean + eps)) is computed in the op that applies it to the row;
-// and each op that starts from a fill gets its own, which a projection's
-// kernel turns into zeroed accumulators and a row reduction's into its
-// starting value.
+// and an op gets an init of its own: a fill, which a projection's kernel
+// turns into zeroed accumulators and a row reduction's into its starting
+// value, or, when it does not read from the ops it shares one with, an
+// empty tensor, a buffer of its own.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,10 +17,12 @@
 #include "tfm/Codegen/Projection.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::tfm {
@@ -85,26 +88,90 @@ bool finishesRows(OpOperand *operand) {
          });
 }
 
-/// Gives every op that starts from a fill shared with another op (of a
-/// tensor.empty) a fill and an empty tensor of its own, right before it:
-/// bufferized, a shared fill is a fill and a copy per reader, where a fill
-/// right before a projection becomes the kernel's zeroed accumulators, and
-/// one right before a row reduction its starting value
-/// (tfm-gpu-map-to-kernels).
-void unshareFills(func::FuncOp function) {
+/// The ops whose results `op` reads, directly or not; for a tensor of a
+/// buffer's values (`bufferization.to_tensor`, the attention kernel's
+/// result), the ops that write the buffer too.
+SetVector<Operation *> producersOf(Operation *op) {
+  SetVector<Operation *> producers;
+  SmallVector<Operation *> worklist = {op};
+  auto visit = [&](Operation *producer) {
+    if (producer && producers.insert(producer))
+      worklist.push_back(producer);
+  };
+  while (!worklist.empty()) {
+    Operation *current = worklist.pop_back_val();
+    current->walk([&](Operation *nested) {
+      for (Value operand : nested->getOperands()) {
+        Operation *producer = operand.getDefiningOp();
+        if (producer && !current->isAncestor(producer))
+          visit(producer);
+      }
+    });
+    auto toTensor = dyn_cast<bufferization::ToTensorOp>(current);
+    if (!toTensor)
+      continue;
+    // The buffer's users and its views' users.
+    SmallVector<Value> views = {toTensor.getBuffer()};
+    while (!views.empty())
+      for (Operation *user : views.pop_back_val().getUsers()) {
+        if (user == current)
+          continue;
+        visit(user);
+        if (isa<ViewLikeOpInterface, memref::TransposeOp>(user))
+          views.append(user->result_begin(), user->result_end());
+      }
+  }
+  return producers;
+}
+
+/// Gives an op whose init another op also reads an init of its own, right
+/// before it: every op that starts from a shared fill (of an empty tensor),
+/// and an op that shares an empty tensor with an op it does not read from,
+/// directly or not. Bufferized, a shared fill is a fill and a copy per
+/// reader, where a fill right before a projection becomes the kernel's
+/// zeroed accumulators, and one right before a row reduction its starting
+/// value (tfm-gpu-map-to-kernels). A shared empty tensor is one buffer its
+/// writers take turns in: that keeps independent ops (k's and v's rounded
+/// rows) from running together (tfm-gpu-merge-launches), and costs ops in
+/// a chain nothing.
+void unshareInits(func::FuncOp function) {
   SmallVector<OpOperand *> shared;
-  function.walk([&](linalg::GenericOp op) {
+  // For each shared empty tensor, the ops that keep it.
+  DenseMap<Operation *, SmallVector<Operation *>> keepers;
+  function.walk([&](DestinationStyleOpInterface op) {
+    SetVector<Operation *> reads;
+    bool readsKnown = false;
     for (OpOperand &init : op.getDpsInitsMutable()) {
-      auto fill = init.get().getDefiningOp<linalg::FillOp>();
-      if (fill && !fill->hasOneUse() &&
-          fill.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>())
+      Operation *producer = init.get().getDefiningOp();
+      if (!producer || producer->hasOneUse())
+        continue;
+      if (auto fill = dyn_cast<linalg::FillOp>(producer)) {
+        if (fill.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>())
+          shared.push_back(&init);
+        continue;
+      }
+      if (!isa<tensor::EmptyOp>(producer))
+        continue;
+      if (!readsKnown) {
+        reads = producersOf(op);
+        readsKnown = true;
+      }
+      SmallVector<Operation *> &keeping = keepers[producer];
+      if (llvm::all_of(keeping,
+                       [&](Operation *other) { return reads.contains(other); }))
+        keeping.push_back(op);
+      else
         shared.push_back(&init);
     }
   });
   OpBuilder b(function.getContext());
   for (OpOperand *init : shared) {
-    auto fill = init->get().getDefiningOp<linalg::FillOp>();
     b.setInsertionPoint(init->getOwner());
+    auto fill = init->get().getDefiningOp<linalg::FillOp>();
+    if (!fill) {
+      init->set(b.clone(*init->get().getDefiningOp())->getResult(0));
+      continue;
+    }
     Operation *empty = b.clone(*fill.getDpsInits()[0].getDefiningOp());
     IRMapping map;
     map.map(fill.getDpsInits()[0], empty->getResult(0));
@@ -185,7 +252,7 @@ struct TfmGPUFuseElementwisePass
     : tfm::impl::TfmGPUFuseElementwisePassBase<
           TfmGPUFuseElementwisePass> {
   void runOnOperation() override {
-    unshareFills(getOperation());
+    unshareInits(getOperation());
     SmallVector<linalg::GenericOp> projections;
     getOperation().walk([&](linalg::GenericOp op) {
       if (isProjection(op))

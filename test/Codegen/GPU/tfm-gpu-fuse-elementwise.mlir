@@ -42,6 +42,48 @@ func.func @shared_fill(%x: tensor<?x64xbf16>, %wk: tensor<32x64xbf16>, %wv: tens
 
 // -----
 
+// One empty tensor for three elementwise results (as CSE leaves it): exp(x),
+// which does not read -x, gets an empty tensor of its own, a buffer its
+// kernel may fill alongside -x's; their sum reads both (-x through a
+// buffer, as the attention kernel's result is read) and keeps sharing.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @shared_empty
+// CHECK: %[[E:.*]] = tensor.empty(%{{.*}}) : tensor<?x32xf32>
+// CHECK: %[[NEG:.*]] = linalg.generic {{.*}} outs(%[[E]] : tensor<?x32xf32>)
+// CHECK: %[[E2:.*]] = tensor.empty(%{{.*}}) : tensor<?x32xf32>
+// CHECK: %[[EXP:.*]] = linalg.generic {{.*}} outs(%[[E2]] : tensor<?x32xf32>)
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} outs(%[[E]] : tensor<?x32xf32>)
+// CHECK: return %[[SUM]]
+func.func @shared_empty(%x: tensor<?x32xf32>, %buffer: memref<?x32xf32>) -> tensor<?x32xf32> {
+  %c0 = arith.constant 0 : index
+  %m = tensor.dim %x, %c0 : tensor<?x32xf32>
+  %e = tensor.empty(%m) : tensor<?x32xf32>
+  %neg = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<?x32xf32>) outs(%e : tensor<?x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.negf %in : f32
+    linalg.yield %0 : f32
+  } -> tensor<?x32xf32>
+  %exp = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<?x32xf32>) outs(%e : tensor<?x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = math.exp %in : f32
+    linalg.yield %0 : f32
+  } -> tensor<?x32xf32>
+  %negBuffer = bufferization.to_buffer %neg : tensor<?x32xf32> to memref<?x32xf32>
+  memref.copy %negBuffer, %buffer : memref<?x32xf32> to memref<?x32xf32>
+  %read = bufferization.to_tensor %buffer restrict : memref<?x32xf32> to tensor<?x32xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%read, %exp : tensor<?x32xf32>, tensor<?x32xf32>) outs(%e : tensor<?x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %0 = arith.addf %a, %b : f32
+    linalg.yield %0 : f32
+  } -> tensor<?x32xf32>
+  return %sum : tensor<?x32xf32>
+}
+
+// -----
+
 // o_proj: the rounding of its [B, S, N] sums and the residual added to it
 // become one op reading the sums' view and the residual.
 #a = affine_map<(m, n, k) -> (m, k)>
