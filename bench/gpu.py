@@ -62,7 +62,10 @@
                                   tiles of 128 keys), each
                                   few-rows the
                                   model (model-few-rows-N.so, timed by
-                                  `step` beside model.so); on sm_90a
+                                  `step` beside model.so), the model
+                                  with every kernel its own launch
+                                  (model-separate-launches.so, timed by
+                                  `step` and `model`); on sm_90a
                                   model-tma.so, model-ws.so,
                                   model-persistent.so,
                                   model-attention-ws.so,
@@ -210,6 +213,9 @@ def prepare(directory, tilings, warp_rows, few_rows, arch="sm_90a"):
         compiler.compile_model(dict(FULL, dtype="bf16"),
                                directory / f"model-few-rows-{rows}.so",
                                flags=flags + [f"--gpu-few-rows={rows}"])
+    compiler.compile_model(dict(FULL, dtype="bf16"),
+                           directory / "model-separate-launches.so",
+                           flags=flags + ["--gpu-separate-launches"])
     print(f"prepared {directory}")
 
 
@@ -572,7 +578,8 @@ if __name__ == "__main__":
         if "model" in which:
             results["model"] = [
                 run_model(where, library)
-                for library in ("model.so", "model-tma.so", "model-ws.so",
+                for library in ("model.so", "model-separate-launches.so",
+                                "model-tma.so", "model-ws.so",
                                 "model-persistent.so", "model-attention-ws.so", "model-pingpong.so",
                                 "model-pingpong-keys128.so")
                 if (where / library).exists()]

@@ -83,7 +83,8 @@ void mlir::tfm::buildTfmCUDAKernelStage(
   map.blockSize = options.blockSize;
   pm.addNestedPass<func::FuncOp>(createTfmGPUMapToKernelsPass(map));
   // Independent kernels of one shape as one launch, before outlining.
-  pm.addNestedPass<func::FuncOp>(createTfmGPUMergeLaunchesPass());
+  if (options.mergeLaunches)
+    pm.addNestedPass<func::FuncOp>(createTfmGPUMergeLaunchesPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createTfmGPUMergeKernelModulesPass());
   // Each device buffer freed after its last kernel or copy, before the

@@ -203,6 +203,11 @@ struct TfmLowerToNVVMPipelineOptions
                      "64 or with attention-warpgroup-mma 128 "
                      "(tfm-gpu-lower-buffer-attention's keys)"),
       llvm::cl::init(64)};
+  PassOptions::Option<bool> mergeLaunches{
+      *this, "merge-launches",
+      llvm::cl::desc("Independent kernels of one block shape launched as "
+                     "one (tfm-gpu-merge-launches)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> attentionSplitKV{
       *this, "attention-split-kv",
       llvm::cl::desc("Decode attention packed per KV head with its keys "

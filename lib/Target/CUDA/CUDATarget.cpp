@@ -102,6 +102,7 @@ public:
     if (options.gpuAttentionKeys)
       pipeline.attentionKeys = options.gpuAttentionKeys;
     pipeline.attentionSplitKV = options.gpuAttentionSplitKV;
+    pipeline.mergeLaunches = !options.gpuSeparateLaunches;
     // Each attention form implies the ones it builds on.
     bool specialized =
         options.gpuAttentionWarpSpecialized || options.gpuAttentionPingpong;
