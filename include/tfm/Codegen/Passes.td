@@ -1194,25 +1194,33 @@ def TfmGPUMergeLaunchesPass
 
     - both are a row of blocks (grid y and z 1) of the same threads (a row
       too) and the same dynamic shared memory, and neither has workgroup
-      or private attributions or clusters; their bodies read their
-      block's place through the launch's arguments only;
-    - neither writes a buffer the other reads or writes, and the later one
-      touches nothing that an op between the two writes, nor writes what
-      one reads (buffers compared as the allocations, arguments and
-      globals they are views of: two allocations are different memory,
-      two arguments may be the same);
-    - what the later one uses from between the two only computes values
-      or allocates buffers: it moves before the earlier launch.
+      or private attributions, clusters, static shared memory or calls;
+      their bodies read their block's place through the launch's
+      arguments only;
+    - neither writes a buffer the other reads or writes (buffers compared
+      as the allocations, entry-point arguments and globals they are views
+      of: different allocations are different memory, and so are an entry
+      point's arguments where one is written, as its ABI requires;
+      anything else may be any buffer);
+    - the ops between the two that the later launch depends on, directly
+      or not (what it uses, the earlier writers and readers of its
+      buffers: a projection's tile kernel before its few-rows kernel, the
+      allocation of its output), do not depend on the earlier launch:
+      they move before it, in order.
 
     The merged launch has both grids' blocks: those below the first
     kernel's count run its body, the others the second's, with the block
     index less that count. A kernel whose memory accesses cannot be
-    bounded (raw pointers, tensor maps) merges with none.
+    bounded (raw pointers, tensor maps) merges with none, and so does a
+    kernel of warpgroup MMA (ptxas serializes the wgmma of a kernel that
+    holds two wgmma pipelines) or of warp specialization (setmaxnreg).
 
     Why: each launch costs the host microseconds, and a decode step of a
-    small batch is mostly launches. q, k and v's projections, and q's and
-    k's RoPE, become one launch each; the merged grid also fills more
-    multiprocessors than k's or v's alone.
+    small batch is mostly launches. q's, k's and v's few-rows kernels (and
+    their tile kernels where these use mma.sync), and q's and k's RoPE,
+    become one launch each; the merged grid also fills more
+    multiprocessors than k's or v's alone. tfm-compile's
+    `--gpu-separate-launches` leaves the pass out.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",

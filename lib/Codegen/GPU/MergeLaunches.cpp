@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -22,6 +23,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -83,16 +85,23 @@ void recordOperands(Access &access, Operation *op, bool readOnly) {
       record(access, operand, /*write=*/false);
       if (!readOnly)
         record(access, operand, /*write=*/true);
-    } else if (isa<LLVM::LLVMPointerType, nvgpu::TensorMapDescriptorType>(
-                   operand.getType())) {
-      access.unknown = true;
     }
   }
+}
+
+/// Whether `type` reaches memory by an address the buffers above do not
+/// name: a pointer, a TMA tensor map.
+bool isAddress(Type type) {
+  return isa<LLVM::LLVMPointerType, nvgpu::TensorMapDescriptorType>(type);
 }
 
 Access accessOf(Operation *root) {
   Access access;
   root->walk([&](Operation *op) {
+    if (llvm::any_of(op->getOperandTypes(), isAddress)) {
+      access.unknown = true;
+      return;
+    }
     // On the host, an op that does not say what it touches may touch
     // anything; in a kernel, what its operands point to (a barrier or an
     // async-copy group's wait touches nothing).
@@ -124,17 +133,17 @@ Access accessOf(Operation *root) {
   return access;
 }
 
-/// What an Access buffer is: the result of an allocation, an argument of a
-/// public function (an entry point), a global, or something else (a value
-/// of a view the search above does not see through, a loop's argument).
-enum class BufferKind { Allocation, EntryArgument, Global, Other };
+/// What an Access buffer is: the result of an allocation, an argument of
+/// a function, a global, or something else (a value of a view the search
+/// above does not see through, a loop's argument).
+enum class BufferKind { Allocation, Argument, Global, Other };
 
 BufferKind kindOf(Value buffer) {
-  if (auto argument = dyn_cast<BlockArgument>(buffer)) {
-    auto function = dyn_cast<func::FuncOp>(argument.getOwner()->getParentOp());
-    return function && function.isPublic() ? BufferKind::EntryArgument
-                                           : BufferKind::Other;
-  }
+  if (auto argument = dyn_cast<BlockArgument>(buffer))
+    return isa<func::FuncOp>(argument.getOwner()->getParentOp()) &&
+                   argument.getOwner()->isEntryBlock()
+               ? BufferKind::Argument
+               : BufferKind::Other;
   Operation *op = buffer.getDefiningOp();
   if (isa<memref::GetGlobalOp>(op))
     return BufferKind::Global;
@@ -143,21 +152,31 @@ BufferKind kindOf(Value buffer) {
   return BufferKind::Other;
 }
 
+/// Whether `argument` is an argument of an entry point: a function
+/// tfm-expose-entry-points made, which C calls through its wrapper.
+bool isEntryPointArgument(Value argument) {
+  return cast<BlockArgument>(argument).getOwner()->getParentOp()->hasAttr(
+      LLVM::LLVMDialect::getEmitCWrapperAttrName());
+}
+
 /// Whether two of Access's buffers may be the same memory. An allocation
-/// is none of the others; two arguments of an entry point are different
-/// memory where one is written (docs/DESIGN.md, entry-point ABI).
+/// is none of the arguments, globals and other allocations; two arguments
+/// of an entry point are different memory where one is written
+/// (docs/DESIGN.md, entry-point ABI).
 bool mayAlias(Value a, Value b) {
   if (a == b)
     return true;
   BufferKind kindA = kindOf(a), kindB = kindOf(b);
   if (kindA == BufferKind::Other || kindB == BufferKind::Other)
     return true;
+  if (kindA == BufferKind::Allocation || kindB == BufferKind::Allocation)
+    return false;
   if (kindA == BufferKind::Global && kindB == BufferKind::Global)
     return a.getDefiningOp<memref::GetGlobalOp>().getName() ==
            b.getDefiningOp<memref::GetGlobalOp>().getName();
-  if (kindA == BufferKind::Allocation || kindB == BufferKind::Allocation)
-    return false;
-  return kindA != kindB;
+  if (kindA == BufferKind::Argument && kindB == BufferKind::Argument)
+    return !isEntryPointArgument(a) || !isEntryPointArgument(b);
+  return true;
 }
 
 bool anyAlias(ArrayRef<Value> as, ArrayRef<Value> bs) {
@@ -187,10 +206,13 @@ bool sameSize(Value a, Value b) {
 
 /// Whether `launch` can be one side of a merged launch: a row of blocks
 /// and of threads, its body one block that reads its block's place through
-/// the launch's arguments only, which the merge remaps. Not a kernel that
-/// moves registers between warps (a warp-specialized kernel's budget is
-/// its own), nor one of warpgroup MMA: ptxas serializes the wgmma of a
-/// kernel holding two such pipelines ("insufficient register resources").
+/// the launch's arguments only, which the merge remaps, and that calls
+/// nothing (a callee could read it too). Not a kernel of static shared
+/// memory (a merged kernel would hold both kernels' in every block), nor
+/// one that moves registers between warps (a warp-specialized kernel's
+/// budget is its own), nor one of warpgroup MMA: ptxas serializes the
+/// wgmma of a kernel holding two such pipelines ("insufficient register
+/// resources").
 bool isMergeable(gpu::LaunchOp launch) {
   if (launch.getAsyncToken() || !launch.getAsyncDependencies().empty() ||
       launch.hasClusterSize() || launch.getNumWorkgroupAttributions() ||
@@ -198,14 +220,19 @@ bool isMergeable(gpu::LaunchOp launch) {
       !isOne(launch.getGridSizeY()) || !isOne(launch.getGridSizeZ()) ||
       !isOne(launch.getBlockSizeY()) || !isOne(launch.getBlockSizeZ()))
     return false;
+  auto staysApart = [](Operation *op) {
+    if (auto global = dyn_cast<memref::GetGlobalOp>(op))
+      return isKernelMemory(global.getResult());
+    return isa<gpu::BlockIdOp, gpu::GridDimOp, gpu::GlobalIdOp,
+               gpu::ClusterIdOp, gpu::ClusterDimOp, gpu::ClusterBlockIdOp,
+               gpu::ClusterDimBlocksOp, NVVM::BlockIdXOp, NVVM::GridDimXOp,
+               NVVM::ClusterIdXOp, NVVM::ClusterDimXOp, CallOpInterface,
+               NVVM::SetMaxRegisterOp, NVVM::WgmmaMmaAsyncOp>(op);
+  };
   return !launch.getBody()
-              .walk([](Operation *op) {
-                return isa<gpu::BlockIdOp, gpu::GridDimOp, gpu::GlobalIdOp,
-                           gpu::ClusterIdOp, gpu::ClusterDimOp,
-                           gpu::ClusterBlockIdOp, gpu::ClusterDimBlocksOp,
-                           NVVM::SetMaxRegisterOp, NVVM::WgmmaMmaAsyncOp>(op)
-                           ? WalkResult::interrupt()
-                           : WalkResult::advance();
+              .walk([&](Operation *op) {
+                return staysApart(op) ? WalkResult::interrupt()
+                                      : WalkResult::advance();
               })
               .wasInterrupted();
 }

@@ -163,16 +163,18 @@ func.func @moves_dependencies(%g: index) {
 
 // -----
 
-// Arguments of an entry point (public) are different memory: a kernel
-// writing one and a kernel writing another merge. A private function's
+// Arguments of an entry point (tfm-expose-entry-points' functions, with
+// their C wrapper) are different memory where one is written: a kernel
+// writing one and a kernel writing another merge. Another function's
 // arguments may be the same buffer: its kernels stay apart.
 // CHECK-LABEL: func.func @entry_point
 // CHECK: gpu.launch
 // CHECK-NOT: gpu.launch
 // CHECK: scf.if
-// CHECK-LABEL: func.func private @helper
+// CHECK-LABEL: func.func @helper
 // CHECK-COUNT-2: gpu.launch
-func.func @entry_point(%x: memref<64xf32>, %y: memref<64xf32>) {
+func.func @entry_point(%x: memref<64xf32>, %y: memref<64xf32>)
+    attributes {llvm.emit_c_interface} {
   %c1 = arith.constant 1 : index
   %c64 = arith.constant 64 : index
   %cst = arith.constant 1.0 : f32
@@ -188,7 +190,7 @@ func.func @entry_point(%x: memref<64xf32>, %y: memref<64xf32>) {
   }
   return
 }
-func.func private @helper(%x: memref<64xf32>, %y: memref<64xf32>) {
+func.func @helper(%x: memref<64xf32>, %y: memref<64xf32>) {
   %c1 = arith.constant 1 : index
   %c64 = arith.constant 64 : index
   %cst = arith.constant 1.0 : f32
