@@ -3,12 +3,14 @@
 #include "tfm/Codegen/Passes.h"
 
 #include "KernelLaunch.h"
+#include "ViewedBuffer.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
@@ -231,12 +233,6 @@ std::optional<RowReduction> matchRowReduction(scf::ParallelOp loop) {
   return r;
 }
 
-/// Whether `a` and `b` are the same index: one value or equal constants.
-bool sameIndex(Value a, Value b) {
-  return a == b || (getConstantIntValue(a) &&
-                    getConstantIntValue(a) == getConstantIntValue(b));
-}
-
 /// The host loop right before reduction `loop` (only ops without memory
 /// effects between) that fills every element the reduction folds into with
 /// the reduction's neutral element (`M[ivs] = 0` for a sum, over the same
@@ -252,13 +248,13 @@ scf::ParallelOp neutralFill(scf::ParallelOp loop, RowReduction r) {
       fill.getNumReductions() != 0)
     return nullptr;
   for (auto [a, b] : llvm::zip(fill.getLowerBound(), loop.getLowerBound()))
-    if (!sameIndex(a, b))
+    if (!isEqualConstantIntOrValue(a, b))
       return nullptr;
   for (auto [a, b] : llvm::zip(fill.getUpperBound(), loop.getUpperBound()))
-    if (!sameIndex(a, b))
+    if (!isEqualConstantIntOrValue(a, b))
       return nullptr;
   for (auto [a, b] : llvm::zip(fill.getStep(), loop.getStep()))
-    if (!sameIndex(a, b))
+    if (!isEqualConstantIntOrValue(a, b))
       return nullptr;
   Block *body = fill.getBody();
   auto store = dyn_cast<memref::StoreOp>(body->front());
@@ -276,7 +272,7 @@ scf::ParallelOp neutralFill(scf::ParallelOp loop, RowReduction r) {
        llvm::zip_equal(store.getIndices(), r.store.getIndices())) {
     auto iv = llvm::find(fillIvs, filled);
     if (iv != fillIvs.end() ? folded != loopIvs[iv - fillIvs.begin()]
-                            : !sameIndex(filled, folded))
+                            : !isEqualConstantIntOrValue(filled, folded))
       return nullptr;
   }
   return fill;
@@ -470,14 +466,6 @@ LogicalResult mapParallelLoop(RewriterBase &rewriter, scf::ParallelOp loop,
   return prepareKernelBody(rewriter, points.launch);
 }
 
-/// The memref that `value` is a view of (subviews, casts, reshapes), or
-/// itself.
-Value viewBase(Value value) {
-  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
-    value = view.getViewSource();
-  return value;
-}
-
 /// The parallel loop that applies a row reduction's elements to their rows
 /// (a norm's scaling by 1/sqrt(mean + eps)): the host loop right after the
 /// reduction (only allocations and ops without memory effects between),
@@ -500,15 +488,18 @@ std::optional<RowConsumer> matchRowConsumer(scf::ParallelOp reduction,
   if (!loop || loop.getNumReductions() != 0 || loop.getNumLoops() != points + 1)
     return std::nullopt;
   for (size_t d = 0; d < points; ++d)
-    if (!sameIndex(loop.getLowerBound()[d], reduction.getLowerBound()[d]) ||
-        !sameIndex(loop.getUpperBound()[d], reduction.getUpperBound()[d]) ||
-        !sameIndex(loop.getStep()[d], reduction.getStep()[d]))
+    if (!isEqualConstantIntOrValue(loop.getLowerBound()[d],
+                                   reduction.getLowerBound()[d]) ||
+        !isEqualConstantIntOrValue(loop.getUpperBound()[d],
+                                   reduction.getUpperBound()[d]) ||
+        !isEqualConstantIntOrValue(loop.getStep()[d], reduction.getStep()[d]))
       return std::nullopt;
   // The reduction only loads (matchRowReduction), and stores only its
   // element.
   SmallVector<Value> read;
-  reduction.walk(
-      [&](memref::LoadOp load) { read.push_back(viewBase(load.getMemRef())); });
+  reduction.walk([&](memref::LoadOp load) {
+    read.push_back(viewedBuffer(load.getMemRef()));
+  });
   Value element = r.store.getMemRef();
   SmallVector<Value> ivs = loop.getInductionVars(),
                      foldedIvs = reduction.getInductionVars();
@@ -517,7 +508,7 @@ std::optional<RowConsumer> matchRowConsumer(scf::ParallelOp reduction,
     if (op.getNumRegions() != 0)
       return std::nullopt;
     if (auto load = dyn_cast<memref::LoadOp>(op)) {
-      if (viewBase(load.getMemRef()) != viewBase(element))
+      if (viewedBuffer(load.getMemRef()) != viewedBuffer(element))
         continue;
       if (load.getMemRef() != element)
         return std::nullopt;
@@ -527,17 +518,17 @@ std::optional<RowConsumer> matchRowConsumer(scf::ParallelOp reduction,
            llvm::zip_equal(load.getIndices(), r.store.getIndices())) {
         auto iv = llvm::find(foldedIvs, folded);
         if (iv != foldedIvs.end() ? index != ivs[iv - foldedIvs.begin()]
-                                  : !sameIndex(index, folded))
+                                  : !isEqualConstantIntOrValue(index, folded))
           return std::nullopt;
       }
       consumer.loads.push_back(load);
     } else if (auto store = dyn_cast<memref::StoreOp>(op)) {
-      Value base = viewBase(store.getMemRef());
+      Value base = viewedBuffer(store.getMemRef());
       // An allocation (on the host, or already in device memory) is no
       // view of anything the reduction reads.
       if (!isa_and_nonnull<memref::AllocOp, gpu::AllocOp>(
               base.getDefiningOp()) ||
-          base == viewBase(element) || llvm::is_contained(read, base))
+          base == viewedBuffer(element) || llvm::is_contained(read, base))
         return std::nullopt;
     } else if (!isMemoryEffectFree(&op)) {
       return std::nullopt;
@@ -554,7 +545,7 @@ std::optional<RowConsumer> matchRowConsumer(scf::ParallelOp reduction,
 /// reads), and the buffer goes (eraseUnusedAllocations).
 bool foldsReadElsewhere(scf::ParallelOp loop, const RowConsumer &c,
                         RowReduction r) {
-  Value base = viewBase(r.store.getMemRef());
+  Value base = viewedBuffer(r.store.getMemRef());
   if (!isa_and_nonnull<memref::AllocOp, gpu::AllocOp>(base.getDefiningOp()))
     return true;
   SmallVector<Value> worklist{base};
@@ -767,7 +758,7 @@ bool writesDisjointRows(scf::ForOp loop) {
     if (isa<scf::YieldOp, scf::ReduceOp>(op) || isMemoryEffectFree(op))
       return WalkResult::advance();
     if (auto load = dyn_cast<memref::LoadOp>(op)) {
-      read.push_back(viewBase(load.getMemRef()));
+      read.push_back(viewedBuffer(load.getMemRef()));
       return WalkResult::advance();
     }
     auto store = dyn_cast<memref::StoreOp>(op);
@@ -792,13 +783,13 @@ bool writesDisjointRows(scf::ForOp loop) {
                      : nullptr;
     if (!row || !parallel || row->getParentOp() != loop ||
         loop.getRegion().isAncestor(
-            viewBase(row.getSource()).getParentRegion()) ||
+            viewedBuffer(row.getSource()).getParentRegion()) ||
         row.getStaticSizes().front() != 1 ||
         getAsOpFoldResult(iv) != row.getMixedOffsets().front())
       return WalkResult::interrupt();
     // Every row written of a buffer is a row of one view of it: rows of
     // two views (one shifted) could be the same row in two iterations.
-    Value base = viewBase(row.getSource());
+    Value base = viewedBuffer(row.getSource());
     auto known = llvm::find(written, base);
     if (known != written.end() &&
         writtenViews[known - written.begin()] != row.getSource())
@@ -817,7 +808,7 @@ bool writesDisjointRows(scf::ForOp loop) {
 SmallVector<Value> writtenBases(scf::ParallelOp loop) {
   SmallVector<Value> bases;
   loop.walk([&](memref::StoreOp store) {
-    bases.push_back(viewBase(store.getMemRef()));
+    bases.push_back(viewedBuffer(store.getMemRef()));
   });
   return bases;
 }
@@ -862,7 +853,8 @@ LogicalResult mapRowLoop(RewriterBase &rewriter, scf::ForOp loop,
     auto same = [](ArrayRef<Value> a, ArrayRef<Value> b) {
       return a.size() == b.size() &&
              llvm::all_of(llvm::zip(a, b), [](auto pair) {
-               return sameIndex(std::get<0>(pair), std::get<1>(pair));
+               return isEqualConstantIntOrValue(std::get<0>(pair),
+                                                std::get<1>(pair));
              });
     };
     if (!groups.empty() && same(groups.back().lower, group.lower) &&

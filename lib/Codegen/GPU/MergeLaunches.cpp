@@ -10,6 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ViewedBuffer.h"
+
 #include "tfm/Codegen/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -34,6 +36,7 @@ namespace mlir::tfm {
 } // namespace mlir::tfm
 
 using namespace mlir;
+using namespace mlir::tfm;
 
 namespace {
 
@@ -44,17 +47,6 @@ struct Access {
   SmallVector<Value> reads, writes;
   bool unknown = false;
 };
-
-Value viewedBuffer(Value value) {
-  while (true) {
-    if (auto view = value.getDefiningOp<ViewLikeOpInterface>())
-      value = view.getViewSource();
-    else if (auto transpose = value.getDefiningOp<memref::TransposeOp>())
-      value = transpose.getIn();
-    else
-      return value;
-  }
-}
 
 /// Whether `buffer` is memory of a block's or a thread's own: workgroup
 /// or private memory, or an alloca in a kernel.
@@ -191,17 +183,9 @@ bool conflict(const Access &a, const Access &b) {
          anyAlias(a.writes, b.reads) || anyAlias(b.writes, a.reads);
 }
 
-bool isOne(Value value) {
-  std::optional<int64_t> constant = getConstantIntValue(value);
-  return constant && *constant == 1;
-}
-
+/// One value or equal constants, both present or both absent.
 bool sameSize(Value a, Value b) {
-  if (a == b)
-    return true;
-  std::optional<int64_t> constantA = getConstantIntValue(a);
-  std::optional<int64_t> constantB = getConstantIntValue(b);
-  return a && b && constantA && constantA == constantB;
+  return a && b ? isEqualConstantIntOrValue(a, b) : a == b;
 }
 
 /// Whether `launch` can be one side of a merged launch: a row of blocks
@@ -217,8 +201,10 @@ bool isMergeable(gpu::LaunchOp launch) {
   if (launch.getAsyncToken() || !launch.getAsyncDependencies().empty() ||
       launch.hasClusterSize() || launch.getNumWorkgroupAttributions() ||
       launch.getNumPrivateAttributions() || !launch.getBody().hasOneBlock() ||
-      !isOne(launch.getGridSizeY()) || !isOne(launch.getGridSizeZ()) ||
-      !isOne(launch.getBlockSizeY()) || !isOne(launch.getBlockSizeZ()))
+      !isConstantIntValue(launch.getGridSizeY(), 1) ||
+      !isConstantIntValue(launch.getGridSizeZ(), 1) ||
+      !isConstantIntValue(launch.getBlockSizeY(), 1) ||
+      !isConstantIntValue(launch.getBlockSizeZ(), 1))
     return false;
   auto staysApart = [](Operation *op) {
     if (auto global = dyn_cast<memref::GetGlobalOp>(op))
@@ -241,10 +227,9 @@ bool isMergeable(gpu::LaunchOp launch) {
 /// larger shared memory for every block, which would cut the smaller
 /// kernel's blocks per multiprocessor.
 bool sameShape(gpu::LaunchOp a, gpu::LaunchOp b) {
-  Value sharedA = a.getDynamicSharedMemorySize();
-  Value sharedB = b.getDynamicSharedMemorySize();
   return sameSize(a.getBlockSizeX(), b.getBlockSizeX()) &&
-         ((!sharedA && !sharedB) || sameSize(sharedA, sharedB));
+         sameSize(a.getDynamicSharedMemorySize(),
+                  b.getDynamicSharedMemorySize());
 }
 
 class LaunchMerger {

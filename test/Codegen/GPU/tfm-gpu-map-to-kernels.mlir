@@ -637,3 +637,24 @@ func.func @overlapping_rows(%k: memref<?x64xbf16>, %kc: memref<?x64xbf16>) {
   }
   return
 }
+
+// Row r of a buffer written from column r of it, read through
+// memref.transpose (which is no ViewLikeOpInterface): each iteration reads
+// what the others write, so the loop runs in order, in one thread.
+// CHECK-LABEL: func.func @rows_from_transposed_view
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}})
+// CHECK:   scf.for
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func @rows_from_transposed_view(%kc: memref<64x64xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %columns = memref.transpose %kc (d0, d1) -> (d1, d0) : memref<64x64xbf16> to memref<64x64xbf16, strided<[1, 64]>>
+  scf.for %r = %c0 to %c64 step %c1 {
+    %column = memref.subview %columns[%r, 0] [1, 64] [1, 1] : memref<64x64xbf16, strided<[1, 64]>> to memref<1x64xbf16, strided<[1, 64], offset: ?>>
+    %row = memref.subview %kc[%r, 0] [1, 64] [1, 1] : memref<64x64xbf16> to memref<1x64xbf16, strided<[64, 1], offset: ?>>
+    memref.copy %column, %row : memref<1x64xbf16, strided<[1, 64], offset: ?>> to memref<1x64xbf16, strided<[64, 1], offset: ?>>
+  }
+  return
+}
