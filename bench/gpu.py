@@ -65,7 +65,10 @@
                                   `step` beside model.so), the model
                                   with every kernel its own launch
                                   (model-separate-launches.so, timed by
-                                  `step` and `model`); on sm_90a
+                                  `step` and `model`), the model with
+                                  the norms kernels of their own for
+                                  few rows too (model-separate-norms.so,
+                                  timed by `step` and `model`); on sm_90a
                                   model-tma.so, model-ws.so,
                                   model-persistent.so,
                                   model-attention-ws.so,
@@ -216,6 +219,9 @@ def prepare(directory, tilings, warp_rows, few_rows, arch="sm_90a"):
     compiler.compile_model(dict(FULL, dtype="bf16"),
                            directory / "model-separate-launches.so",
                            flags=flags + ["--gpu-separate-launches"])
+    compiler.compile_model(dict(FULL, dtype="bf16"),
+                           directory / "model-separate-norms.so",
+                           flags=flags + ["--gpu-separate-norms"])
     print(f"prepared {directory}")
 
 
@@ -579,6 +585,7 @@ if __name__ == "__main__":
             results["model"] = [
                 run_model(where, library)
                 for library in ("model.so", "model-separate-launches.so",
+                                "model-separate-norms.so",
                                 "model-tma.so", "model-ws.so",
                                 "model-persistent.so", "model-attention-ws.so", "model-pingpong.so",
                                 "model-pingpong-keys128.so")

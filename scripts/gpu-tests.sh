@@ -18,8 +18,9 @@
 #       for sm_90a, and the projection suites and the models with the
 #       projections' tiles loaded by TMA (by all the tile's threads, or a
 #       producer warpgroup of their own, also in persistent blocks for 3
-#       multiprocessors that walk every tile), into
-#       DIR/variants/NAME.
+#       multiprocessors that walk every tile), and the norm suites and
+#       the models with the norms kernels of their own (not computed by
+#       the few-rows projections), into DIR/variants/NAME.
 #   scripts/gpu-tests.sh pack [DIR]     here, after prepare (and bench/gpu.py
 #       prepare build/gpu-bench, if wanted): DIR, build/gpu-bench and
 #       build/lib/libtfm_runtime.so in one build/gpu-carry.tar.gz (about
@@ -50,8 +51,10 @@ suites=(CPU/attention CPU/blocks CPU/layers CPU/masks CPU/projections
 # the projections'.
 attention_suites=(CPU/attention GPU/flash_attention)
 projection_suites=(CPU/projections GPU/projections CPU/blocks)
-# Each other form, NAME:SUITES:FLAGS (SUITES: attention or projection), for
-# sm_90a, in DIR/variants/NAME with the models.
+# And the norms' (computed by the few-rows projections, or not).
+norm_suites=(CPU/layers CPU/blocks)
+# Each other form, NAME:SUITES:FLAGS (SUITES: attention, projection or
+# norm), for sm_90a, in DIR/variants/NAME with the models.
 variants=(warp-rows-32:attention:--gpu-attention-warp-rows=32
           split-kv:attention:--gpu-attention-split-kv
           wgmma:attention:--gpu-attention-wgmma
@@ -65,9 +68,12 @@ variants=(warp-rows-32:attention:--gpu-attention-warp-rows=32
           "pingpong-keys128:attention:--gpu-attention-pingpong --gpu-attention-keys=128"
           matmul-tma:projection:--gpu-matmul-tma
           matmul-warp-specialized:projection:--gpu-matmul-warp-specialized
-          "matmul-persistent:projection:--gpu-matmul-persistent --gpu-multiprocessors=3")
+          "matmul-persistent:projection:--gpu-matmul-persistent --gpu-multiprocessors=3"
+          separate-norms:norm:--gpu-separate-norms)
 
 generation_model="$root/test/Integration/GPU/generation-bf16.json"
+# The same with LayerNorm, whose norms the few-rows kernels compute too.
+layer_norm_model="$root/test/Integration/GPU/generation-bf16-layer-norm.json"
 
 # Compiles the model descriptions test/Integration/GPU/ops.test runs into
 # DIR/model (f32, with its inputs) and DIR/generation (bf16, on the
@@ -86,7 +92,8 @@ prepare_model() {
 
 # Checks the models prepare_model compiled: the f32 model's logits against
 # the float64 reference, then tfm-run --device=cuda on it, generation
-# included; then the bf16 model's generation.
+# included; then the bf16 models' generation (the LayerNorm one where
+# prepared: for each architecture).
 check_model() {
   local model="$1/model"
   python3 "$root/test/Integration/GPU/check-model.py" "$model" || return 1
@@ -98,7 +105,10 @@ check_model() {
     --check logits="$model/reference.npy" --bench 5 &&
     "${run[@]}" --generate 8 --prompt 1,5,7 --prompt 2,4 &&
     python3 "$root/test/Integration/GPU/check-generation.py" \
-      "$1/generation/model.so" "$generation_model"
+      "$1/generation/model.so" "$generation_model" &&
+    { [ ! -f "$1/generation-layer-norm/model.so" ] ||
+      python3 "$root/test/Integration/GPU/check-generation.py" \
+        "$1/generation-layer-norm/model.so" "$layer_norm_model"; }
 }
 
 # Runs one check, NAME (ARCH/SUITE, variants/FORM/SUITE, or .../models),
@@ -133,6 +143,9 @@ case "$mode" in
           "$dir/$arch/$suite" --target=cuda --gpu-arch="$arch"
       done
       prepare_model "$dir/$arch" --gpu-arch="$arch"
+      mkdir -p "$dir/$arch/generation-layer-norm"
+      "$TFM_BUILD_DIR/bin/tfm-compile" "$layer_norm_model" --target=cuda \
+        --gpu-arch="$arch" -o "$dir/$arch/generation-layer-norm/model.so"
     done
     for variant in "${variants[@]}"; do
       IFS=: read -r name kind variant_flags <<<"$variant"
@@ -172,7 +185,8 @@ case "$mode" in
       [ -d "$variant_dir" ] || continue
       name="variants/$(basename "$variant_dir")"
       # The suites prepare compiled for this form.
-      for suite in "${attention_suites[@]}" "${projection_suites[@]}"; do
+      for suite in $(printf '%s\n' "${attention_suites[@]}" \
+                       "${projection_suites[@]}" "${norm_suites[@]}" | sort -u); do
         [ -d "$variant_dir/$suite" ] || continue
         check_one "$name/$suite" env TFM_HARNESS=check python3 \
           "$root/test/Integration/$suite.py" "$variant_dir/$suite"

@@ -63,6 +63,7 @@ void mlir::tfm::buildTfmCUDAKernelStage(
     matmul.persistent = options.matmulPersistent;
     matmul.multiprocessors = options.matmulMultiprocessors;
     matmul.fewRows = options.matmulFewRows;
+    matmul.normPrologues = options.matmulNormPrologues;
     pm.addPass(createTfmGPUTensorCoreMatmulPass(matmul));
   }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());

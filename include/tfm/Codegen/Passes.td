@@ -1064,6 +1064,17 @@ def TfmGPUTensorCoreMatmulPass
     an empty grid when the rows are the other's (the runtime skips those;
     no host branch); a static count builds only its kernel.
 
+    Where A is a norm's output that nothing but projections reads (RMSNorm
+    or LayerNorm: row reductions over K, elementwise ops of their row
+    values, and the elementwise norm of the rows with its weight and bias;
+    `norm-prologues`), the few-rows kernel reads the norm's input instead:
+    each warp sums each row's values over K itself (the rows are read by
+    every warp anyway), then computes each 8-element chunk of A with the
+    norm's own ops, lanewise, as it reads it. The norm's ops then run over
+    a subview of their leading dim that is empty for 1 to `few-rows` rows,
+    so that a decode step launches no norm kernel; with more rows they
+    compute A for the tile kernel as before.
+
     Other contractions keep the generic mapping.
   }];
   let options = [
@@ -1091,6 +1102,10 @@ def TfmGPUTensorCoreMatmulPass
     Option<"fewRows", "few-rows", "int64_t", /*default=*/"8",
            "Projections of at most this many rows (0 to 16; 0: none) on "
            "the few-rows kernel rather than tensor-core tiles">,
+    Option<"normPrologues", "norm-prologues", "bool", /*default=*/"true",
+           "The few-rows kernel computes the norm whose output is its A "
+           "from the norm's input, and the norm's kernels run for more "
+           "rows only">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",

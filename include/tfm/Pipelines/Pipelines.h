@@ -163,6 +163,11 @@ struct TfmLowerToNVVMPipelineOptions
                      "few-rows kernel, 0 to 16 (tfm-gpu-tensor-core-matmul's "
                      "few-rows)"),
       llvm::cl::init(8)};
+  PassOptions::Option<bool> matmulNormPrologues{
+      *this, "matmul-norm-prologues",
+      llvm::cl::desc("The few-rows kernels compute the norms of their rows "
+                     "(tfm-gpu-tensor-core-matmul's norm-prologues)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> attentionTma{
       *this, "attention-tma",
       llvm::cl::desc("With attention-warpgroup-mma: K and V tiles loaded by "

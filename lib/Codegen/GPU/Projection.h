@@ -19,6 +19,8 @@ class LaunchOp;
 
 namespace mlir::tfm {
 
+struct RowPrologue;
+
 /// A projection C[m, n] += A[m, k] · B[n, k] into an f32 C (bf16 or f16 A
 /// and B, rows contiguous, K a multiple of 8, N even).
 struct Projection {
@@ -35,6 +37,9 @@ struct Projection {
   /// output, and C's f32 values are never stored.
   linalg::GenericOp epilogue;
   memref::ExpandShapeOp view;
+  /// The norm whose output A is, which the few-rows kernel computes from
+  /// the norm's operands as it reads A (RowPrologue.h), if any.
+  const RowPrologue *prologue = nullptr;
 };
 
 /// Projections of at most this many rows (decode: a row a sequence) run by

@@ -18,6 +18,7 @@
 #include "KernelLaunch.h"
 #include "MatmulKernel.h"
 #include "Projection.h"
+#include "RowPrologue.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -454,6 +455,45 @@ struct TfmGPUTensorCoreMatmulPass
         if (std::optional<Projection> p = matchProjection(op))
           projections.push_back(*p);
       });
+    // Norms the few-rows kernels compute, where all that reads them can.
+    SmallVector<std::unique_ptr<RowPrologue>> prologues;
+    if (normPrologues && fewRows > 0) {
+      DenseMap<Operation *, RowPrologue *> byNorm;
+      for (Projection &p : projections) {
+        int64_t rows = cast<MemRefType>(p.a.getType()).getDimSize(0);
+        if (!ShapedType::isDynamic(rows) && rows > fewRows)
+          continue;
+        Operation *launchPoint =
+            p.epilogue ? p.epilogue.getOperation() : p.contraction;
+        std::optional<RowPrologue> prologue =
+            matchRowPrologue(p.a, p.contraction, launchPoint);
+        if (!prologue)
+          continue;
+        RowPrologue *&shared = byNorm[prologue->norm];
+        if (!shared) {
+          prologues.push_back(
+              std::make_unique<RowPrologue>(std::move(*prologue)));
+          shared = prologues.back().get();
+        } else {
+          shared->projections.push_back(p.contraction);
+        }
+        p.prologue = shared;
+      }
+      // A projection's epilogue becomes its kernel: it is not there to be
+      // another's prologue.
+      DenseSet<Operation *> epilogues;
+      for (Projection &p : projections)
+        if (p.epilogue)
+          epilogues.insert(p.epilogue);
+      DenseSet<const RowPrologue *> rejected;
+      for (std::unique_ptr<RowPrologue> &prologue : prologues)
+        if (epilogues.contains(prologue->norm) ||
+            !isReadOnlyByPrologue(*prologue))
+          rejected.insert(prologue.get());
+      for (Projection &p : projections)
+        if (rejected.contains(p.prologue))
+          p.prologue = nullptr;
+    }
     IRRewriter rewriter(&getContext());
     for (Projection &p : projections) {
       int64_t columns = cast<MemRefType>(p.c.getType()).getDimSize(1);
@@ -464,6 +504,11 @@ struct TfmGPUTensorCoreMatmulPass
       t.multiprocessors = multiprocessors;
       launchKernel(rewriter, p, t, fewRows);
     }
+    for (std::unique_ptr<RowPrologue> &prologue : prologues)
+      if (llvm::any_of(projections, [&](const Projection &p) {
+            return p.prologue == prologue.get();
+          }))
+        skipForFewRows(rewriter, *prologue, fewRows);
   }
 };
 

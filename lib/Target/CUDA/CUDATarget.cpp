@@ -103,6 +103,7 @@ public:
       pipeline.attentionKeys = options.gpuAttentionKeys;
     pipeline.attentionSplitKV = options.gpuAttentionSplitKV;
     pipeline.mergeLaunches = !options.gpuSeparateLaunches;
+    pipeline.matmulNormPrologues = !options.gpuSeparateNorms;
     // Each attention form implies the ones it builds on.
     bool specialized =
         options.gpuAttentionWarpSpecialized || options.gpuAttentionPingpong;
