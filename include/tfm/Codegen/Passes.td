@@ -1075,6 +1075,15 @@ def TfmGPUTensorCoreMatmulPass
     so that a decode step launches no norm kernel; with more rows they
     compute A for the tile kernel as before.
 
+    The few-rows kernel of a projection whose epilogue reads another
+    projection's sums (up's `act(gate) · up`) computes those sums too,
+    where the other is of the same rows, K and N, zero-filled, and read by
+    nothing else: its lanes load both projections' weights (two steps of
+    K at a time rather than four), each row's chunk of A once for both,
+    and the epilogue takes the other's sums from registers; the other has
+    no few-rows kernel, and its f32 sums are stored only by its tile
+    kernel.
+
     Other contractions keep the generic mapping.
   }];
   let options = [

@@ -79,9 +79,9 @@ private:
   DenseMap<Value, Value> columnChunks(Value k);
   /// A's chunk at [m, k..k + 7] as f32, computed by the norm's ops.
   Value normChunk(int64_t m, Value k, const DenseMap<Value, Value> &columns);
-  /// `sums` ([row][column of the pair]) plus the products of the rows'
-  /// chunks at `k` with `weights`, the two columns' chunks there; rows past
-  /// `rows` unchanged.
+  /// `sums` ([row][weight row]) plus the products of the rows' chunks at
+  /// `k` with `weights`, the chunks there of B's two rows (then the
+  /// sibling's); rows past `rows` unchanged.
   SmallVector<Value> accumulate(ArrayRef<Value> weights, Value k,
                                 ValueRange sums);
   /// The sum of `value` over the warp's lanes, in every lane.
@@ -311,26 +311,26 @@ Value FewRowsBuilder::normChunk(int64_t m, Value k,
 SmallVector<Value> FewRowsBuilder::accumulate(ArrayRef<Value> weights, Value k,
                                               ValueRange sums) {
   SmallVector<Value> next;
-  Type f32Type = b.getF32Type();
+  int64_t count = weights.size();
+  SmallVector<Type> types(count, b.getF32Type());
   DenseMap<Value, Value> columns = columnChunks(k);
   for (int64_t m = 0; m < maxRows; ++m) {
-    auto exists =
-        scf::IfOp::create(b, loc, TypeRange{f32Type, f32Type},
-                          cmp(arith::CmpIPredicate::slt, index(m), rows),
-                          /*withElseRegion=*/true);
+    auto exists = scf::IfOp::create(
+        b, loc, types, cmp(arith::CmpIPredicate::slt, index(m), rows),
+        /*withElseRegion=*/true);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(exists.thenBlock());
       Value x =
           p.prologue ? normChunk(m, k, columns) : loadChunk(p.a, index(m), k);
-      SmallVector<Value> pair;
-      for (int64_t c = 0; c < 2; ++c)
-        pair.push_back(vector::ReductionOp::create(
+      SmallVector<Value> products;
+      for (int64_t c = 0; c < count; ++c)
+        products.push_back(vector::ReductionOp::create(
             b, loc, vector::CombiningKind::ADD,
-            arith::MulFOp::create(b, loc, x, weights[c]), sums[2 * m + c]));
-      scf::YieldOp::create(b, loc, pair);
+            arith::MulFOp::create(b, loc, x, weights[c]), sums[count * m + c]));
+      scf::YieldOp::create(b, loc, products);
       b.setInsertionPointToStart(exists.elseBlock());
-      scf::YieldOp::create(b, loc, sums.slice(2 * m, 2));
+      scf::YieldOp::create(b, loc, sums.slice(count * m, count));
     }
     next.append(exists.getResults().begin(), exists.getResults().end());
   }
@@ -362,25 +362,37 @@ void FewRowsBuilder::build(gpu::LaunchOp launch, ArrayRef<Value> operands) {
   // Lane l loads K elements [s·256 + 8l, s·256 + 8l + 8) at step s: the
   // whole steps kUnroll at a time, their weights loaded first, then the
   // rest one at a time, a last partial step's lanes past K adding nothing.
+  // With a sibling, its two rows of weights too, half as many steps at a
+  // time (as many loads in flight).
   Value laneK = mul(lane, kChunk);
+  SmallVector<Value> weightMatrices = {p.b};
+  if (p.sibling)
+    weightMatrices.push_back(p.sibling->b);
   auto weightsAt = [&](Value k) -> SmallVector<Value> {
-    return {loadChunk(p.b, column, k), loadChunk(p.b, add(column, 1), k)};
+    SmallVector<Value> chunks;
+    for (Value weights : weightMatrices) {
+      chunks.push_back(loadChunk(weights, column, k));
+      chunks.push_back(loadChunk(weights, add(column, 1), k));
+    }
+    return chunks;
   };
+  int64_t weightRows = 2 * weightMatrices.size();
+  int64_t unroll = kUnroll / weightMatrices.size();
   int64_t wholeSteps = p.k / kSpan, steps = llvm::divideCeil(p.k, kSpan);
-  int64_t grouped = wholeSteps / kUnroll * kUnroll;
-  SmallVector<Value> sums(2 * maxRows, f32(0.0));
+  int64_t grouped = wholeSteps / unroll * unroll;
+  SmallVector<Value> sums(weightRows * maxRows, f32(0.0));
   if (grouped > 0) {
     auto unrolled = scf::ForOp::create(
-        b, loc, index(0), index(grouped), index(kUnroll), sums,
+        b, loc, index(0), index(grouped), index(unroll), sums,
         [&](OpBuilder &, Location, Value step, ValueRange state) {
           SmallVector<Value> ks;
           SmallVector<SmallVector<Value>> weights;
-          for (int64_t u = 0; u < kUnroll; ++u) {
+          for (int64_t u = 0; u < unroll; ++u) {
             ks.push_back(add(mul(add(step, u), kSpan), laneK));
             weights.push_back(weightsAt(ks.back()));
           }
           SmallVector<Value> next(state);
-          for (int64_t u = 0; u < kUnroll; ++u)
+          for (int64_t u = 0; u < unroll; ++u)
             next = accumulate(weights[u], ks[u], next);
           scf::YieldOp::create(b, loc, next);
         });
@@ -427,7 +439,8 @@ void FewRowsBuilder::build(gpu::LaunchOp launch, ArrayRef<Value> operands) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(exists.thenBlock());
     Value row = index(m);
-    SmallVector<Value> rowSums = {totals[2 * m], totals[2 * m + 1]};
+    SmallVector<Value> rowSums = {totals[weightRows * m],
+                                  totals[weightRows * m + 1]};
     if (!p.fill) {
       Value start = vector::LoadOp::create(b, loc, pairType, p.c,
                                            ValueRange{row, column});
@@ -435,8 +448,12 @@ void FewRowsBuilder::build(gpu::LaunchOp launch, ArrayRef<Value> operands) {
         rowSums[e] = arith::AddFOp::create(
             b, loc, vector::ExtractOp::create(b, loc, start, e), rowSums[e]);
     }
+    SmallVector<Value> siblingSums;
+    if (p.sibling)
+      siblingSums = {totals[weightRows * m + 2], totals[weightRows * m + 3]};
     Value pair =
-        p.epilogue ? evaluateEpilogue(b, loc, p, operands, rowSums, row, column)
+        p.epilogue ? evaluateEpilogue(b, loc, p, operands, rowSums, row, column,
+                                      siblingSums)
                    : vector::FromElementsOp::create(b, loc, pairType, rowSums);
     vector::StoreOp::create(b, loc, pair, out, ValueRange{row, column});
   }

@@ -40,6 +40,12 @@ struct Projection {
   /// The norm whose output A is, which the few-rows kernel computes from
   /// the norm's operands as it reads A (RowPrologue.h), if any.
   const RowPrologue *prologue = nullptr;
+  /// A projection of the same rows, K and N whose sums only this one's
+  /// epilogue reads (gate, for up's act(gate) · up): the few-rows kernel
+  /// computes them beside this one's, and `sibling` has no few-rows kernel
+  /// of its own (`computedBySibling`).
+  const Projection *sibling = nullptr;
+  bool computedBySibling = false;
 };
 
 /// Projections of at most this many rows (decode: a row a sequence) run by
@@ -52,10 +58,12 @@ constexpr int64_t kMaxFewRows = 16;
 
 /// The values of `p`'s epilogue at [row, column] and [row, column + 1],
 /// whose sums are `sums`, as a vector of 2; `operands` are [M, N] views of
-/// the epilogue's operands (null for C's sums).
+/// the epilogue's operands (null for C's sums). `siblingSums`, if given,
+/// are the sibling's sums there, read instead of its C.
 Value evaluateEpilogue(OpBuilder &b, Location loc, const Projection &p,
                        ArrayRef<Value> operands, ArrayRef<Value> sums,
-                       Value row, Value column);
+                       Value row, Value column,
+                       ArrayRef<Value> siblingSums = {});
 
 /// A gpu.launch of `blocks` blocks computing `p` when it has at most
 /// `maxRows` rows: a warp per pair of columns, each lane 8 elements of K

@@ -19,6 +19,7 @@
 #include "MatmulKernel.h"
 #include "Projection.h"
 #include "RowPrologue.h"
+#include "ViewedBuffer.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -32,6 +33,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/StringExtras.h"
 
 namespace mlir::tfm {
@@ -242,6 +244,56 @@ std::optional<Projection> matchProjection(linalg::GenericOp op) {
   return p;
 }
 
+/// Whether every use of `buffer`, through views, is `reader`, `p`'s fill or
+/// contraction, or a free.
+bool onlyReadBy(Value buffer, Operation *reader, const Projection &p) {
+  for (Operation *user : buffer.getUsers()) {
+    if (user == reader || user == p.contraction || user == p.fill ||
+        isa<memref::DeallocOp>(user))
+      continue;
+    auto view = dyn_cast<ViewLikeOpInterface>(user);
+    if (!view || view.getViewSource() != buffer ||
+        !llvm::all_of(user->getResults(), [&](Value result) {
+          return onlyReadBy(result, reader, p);
+        }))
+      return false;
+  }
+  return true;
+}
+
+/// The projection whose f32 sums only `p`'s epilogue reads (gate, for up's
+/// act(gate) · up), when p's few-rows kernel can compute them too: the
+/// same rows (or norm), K, N and element type, zero-filled, with no
+/// epilogue of its own, and nothing between it and p's kernel but p's
+/// fill and contraction and ops that touch no memory.
+Projection *matchSibling(const Projection &p,
+                         MutableArrayRef<Projection> projections) {
+  linalg::GenericOp epilogue = p.epilogue;
+  if (!epilogue)
+    return nullptr;
+  for (Projection &other : projections) {
+    if (&other == &p || other.epilogue || !other.fill || other.a != p.a ||
+        other.prologue != p.prologue || other.b.getType() != p.b.getType() ||
+        other.c.getType() != p.c.getType() ||
+        !other.c.getDefiningOp<memref::AllocOp>() ||
+        other.contraction->getBlock() != p.contraction->getBlock() ||
+        !other.contraction->isBeforeInBlock(p.contraction) ||
+        !llvm::any_of(
+            epilogue.getDpsInputs(),
+            [&](Value input) { return viewedBuffer(input) == other.c; }) ||
+        !onlyReadBy(other.c, epilogue, other))
+      continue;
+    bool quiet = true;
+    for (Operation *op = other.contraction->getNextNode();
+         op != epilogue.getOperation() && quiet; op = op->getNextNode())
+      quiet = op == p.fill || op == p.contraction || isa<memref::AllocOp>(op) ||
+              isMemoryEffectFree(op);
+    if (quiet)
+      return &other;
+  }
+  return nullptr;
+}
+
 /// The CUDA runtime's function (lib/Runtime/CUDA) that gives the device's
 /// multiprocessor count, asked once a process.
 constexpr StringLiteral kMultiprocessorsFunction = "tfmCudaMultiprocessors";
@@ -358,7 +410,8 @@ void launchKernel(IRRewriter &rewriter, Projection p, const Tiling &t,
     MatmulKernelBuilder(rewriter, loc, p, t)
         .build(launch, as, bs, operands, barriers, aMap, bMap);
   }
-  if (fewRows > 0 && (dynamicRows || staticRows <= fewRows)) {
+  if (fewRows > 0 && (dynamicRows || staticRows <= fewRows) &&
+      !p.computedBySibling) {
     // Rows in [1, fewRows]: rows - 1 < fewRows, unsigned.
     Value blocks = constant(staticRows == 0 ? 0 : fewRowsBlocks(columnCount));
     if (dynamicRows)
@@ -494,6 +547,19 @@ struct TfmGPUTensorCoreMatmulPass
         if (rejected.contains(p.prologue))
           p.prologue = nullptr;
     }
+    // Gate's sums computed by up's few-rows kernel.
+    if (fewRows > 0) {
+      for (Projection &p : projections) {
+        int64_t rows = cast<MemRefType>(p.a.getType()).getDimSize(0);
+        if (!ShapedType::isDynamic(rows) && rows > fewRows)
+          continue;
+        if (Projection *sibling = matchSibling(p, projections);
+            sibling && !sibling->computedBySibling && !sibling->sibling) {
+          p.sibling = sibling;
+          sibling->computedBySibling = true;
+        }
+      }
+    }
     IRRewriter rewriter(&getContext());
     for (Projection &p : projections) {
       int64_t columns = cast<MemRefType>(p.c.getType()).getDimSize(1);
@@ -515,19 +581,26 @@ struct TfmGPUTensorCoreMatmulPass
 } // namespace
 
 Value mlir::tfm::evaluateEpilogue(OpBuilder &b, Location loc,
-                                  const Projection &p,
-                                  ArrayRef<Value> operands,
-                                  ArrayRef<Value> sums, Value row,
-                                  Value column) {
+                                  const Projection &p, ArrayRef<Value> operands,
+                                  ArrayRef<Value> sums, Value row, Value column,
+                                  ArrayRef<Value> siblingSums) {
   linalg::GenericOp epilogue = p.epilogue;
   Block &body = epilogue.getRegion().front();
+  // Per input: the pair loaded, or the sums it stands for.
   SmallVector<Value> pairs;
+  SmallVector<ArrayRef<Value>> given;
   for (auto [input, operand] : llvm::zip(epilogue.getDpsInputs(), operands)) {
     Type type = cast<MemRefType>(input.getType()).getElementType();
-    pairs.push_back(operand ? vector::LoadOp::create(
-                                  b, loc, VectorType::get({2}, type), operand,
-                                  ValueRange{row, column})
-                            : Value());
+    bool sibling = !siblingSums.empty() && viewedBuffer(input) == p.sibling->c;
+    given.push_back(!operand  ? sums
+                    : sibling ? siblingSums
+                              : ArrayRef<Value>());
+    pairs.push_back(
+        operand && !sibling
+            ? vector::LoadOp::create(b, loc, VectorType::get({2}, type),
+                                     operand, ValueRange{row, column})
+                  .getResult()
+            : Value());
   }
   SmallVector<Value> values;
   for (int64_t e = 0; e < 2; ++e) {
@@ -535,7 +608,7 @@ Value mlir::tfm::evaluateEpilogue(OpBuilder &b, Location loc,
     for (auto [i, pair] : llvm::enumerate(pairs))
       map.map(body.getArgument(i),
               pair ? vector::ExtractOp::create(b, loc, pair, e).getResult()
-                   : sums[e]);
+                   : given[i][e]);
     for (Operation &op : body.without_terminator())
       b.clone(op, map);
     values.push_back(map.lookupOrDefault(body.getTerminator()->getOperand(0)));

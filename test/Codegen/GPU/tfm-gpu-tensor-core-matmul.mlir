@@ -537,16 +537,44 @@ func.func @residual(%a: memref<?x64xbf16>, %w: memref<64x64xbf16>, %s: index, %x
 #b = affine_map<(m, n, k) -> (n, k)>
 #c = affine_map<(m, n, k) -> (m, n)>
 #id = affine_map<(d0, d1) -> (d0, d1)>
+// For few rows, up's few-rows kernel computes gate's sums too (gate has no
+// few-rows kernel): each lane loads up's two rows of weights and gate's at
+// each step of K (two steps at a time rather than four), each row's chunk
+// of X once for the four, and lane 0 evaluates act(gate) · up on the four
+// sums; gate's f32 sums are neither stored nor read.
 // CHECK-LABEL: func.func @gated
+// CHECK-SAME: (%[[X:[^:]*]]: memref<?x64xbf16>, %[[WG:[^:]*]]: memref<128x64xbf16>, %[[WU:[^:]*]]: memref<128x64xbf16>
 // CHECK: %[[GATE:.*]] = memref.alloc(%{{.*}}) : memref<?x128xf32>
-// CHECK: gpu.launch
+// CHECK: gpu.launch {{.*}} dynamic_shared_memory_size
 // CHECK:   vector.store %{{.*}}, %[[GATE]]
-// CHECK: gpu.launch
+// CHECK: gpu.launch {{.*}} dynamic_shared_memory_size
 // CHECK:   %[[PAIR:.*]] = vector.load %[[GATE]][%{{.*}}, %{{.*}}] : memref<?x128xf32>, vector<2xf32>
 // CHECK:   math.exp
 // CHECK:   arith.truncf %{{.*}} : f32 to bf16
-// CHECK:   vector.store %{{.*}}, %[[H:[^\[]*]]
+// CHECK:   vector.store %{{[^,]*}}, %[[H:[^\[]*]]
+// CHECK: gpu.launch
+// CHECK-NOT: %[[GATE]]
+// CHECK:   %[[SUMS:.*]]:32 = scf.for
+// CHECK:     vector.load %[[WU]]
+// CHECK:     vector.load %[[WU]]
+// CHECK:     vector.load %[[WG]]
+// CHECK:     vector.load %[[WG]]
+// CHECK:     scf.if %{{.*}} -> (f32, f32, f32, f32)
+// CHECK:       vector.load %[[X]][%c0
+// CHECK-COUNT-4: vector.reduction <add>
+// CHECK:   gpu.shuffle xor %[[SUMS]]#0,
+// CHECK-COUNT-4: gpu.shuffle xor
+// CHECK-NEXT: %[[UP0:.*]] = arith.addf
+// CHECK:   gpu.shuffle xor %[[SUMS]]#2,
+// CHECK-COUNT-4: gpu.shuffle xor
+// CHECK-NEXT: %[[GATE0:.*]] = arith.addf
+// CHECK:   arith.negf %[[GATE0]]
+// CHECK:   arith.divf %[[GATE0]]
+// CHECK:   arith.mulf %{{.*}}, %[[UP0]]
+// CHECK:   vector.store %{{.*}}, %[[H]]
+// CHECK-NOT: gpu.launch
 // CHECK-NOT: linalg.generic
+// CHECK: return
 func.func @gated(%x: memref<?x64xbf16>, %wg: memref<128x64xbf16>, %wu: memref<128x64xbf16>, %h: memref<?x128xbf16>) {
   %c0 = arith.constant 0 : index
   %zero = arith.constant 0.0 : f32
@@ -567,6 +595,69 @@ func.func @gated(%x: memref<?x64xbf16>, %wg: memref<128x64xbf16>, %wu: memref<12
   linalg.fill ins(%zero : f32) outs(%up : memref<?x128xf32>)
   linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%x, %wu : memref<?x64xbf16>, memref<128x64xbf16>) outs(%up : memref<?x128xf32>) {
+  ^bb0(%in: bf16, %in_0: bf16, %out: f32):
+    %0 = arith.extf %in : bf16 to f32
+    %1 = arith.extf %in_0 : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %out, %2 : f32
+    linalg.yield %3 : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%gate, %up : memref<?x128xf32>, memref<?x128xf32>) outs(%h : memref<?x128xbf16>) {
+  ^bb0(%g: f32, %u: f32, %o: bf16):
+    %0 = arith.negf %g : f32
+    %1 = math.exp %0 : f32
+    %2 = arith.addf %1, %one : f32
+    %3 = arith.divf %g, %2 : f32
+    %4 = arith.mulf %3, %u : f32
+    %5 = arith.truncf %4 : f32 to bf16
+    linalg.yield %5 : bf16
+  }
+  memref.dealloc %gate : memref<?x128xf32>
+  memref.dealloc %up : memref<?x128xf32>
+  return
+}
+
+// -----
+
+// Gate and up of different rows: each keeps its few-rows kernel, and up's
+// epilogue reads gate's sums from memory.
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+#c = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @not_siblings
+// CHECK-SAME: (%{{[^:]*}}: memref<?x64xbf16>, %{{[^:]*}}: memref<?x64xbf16>, %[[WG:[^:]*]]: memref<128x64xbf16>
+// CHECK: %[[GATE:.*]] = memref.alloc(%{{.*}}) : memref<?x128xf32>
+// CHECK: gpu.launch {{.*}} dynamic_shared_memory_size
+// CHECK: gpu.launch
+// CHECK:   vector.load %[[WG]]
+// CHECK:   vector.store %{{.*}}, %[[GATE]]
+// CHECK: gpu.launch {{.*}} dynamic_shared_memory_size
+// CHECK: gpu.launch
+// CHECK:   vector.load %[[GATE]]
+// CHECK:   math.exp
+// CHECK: return
+func.func @not_siblings(%x: memref<?x64xbf16>, %y: memref<?x64xbf16>, %wg: memref<128x64xbf16>, %wu: memref<128x64xbf16>, %h: memref<?x128xbf16>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %m = memref.dim %x, %c0 : memref<?x64xbf16>
+  %gate = memref.alloc(%m) : memref<?x128xf32>
+  linalg.fill ins(%zero : f32) outs(%gate : memref<?x128xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %wg : memref<?x64xbf16>, memref<128x64xbf16>) outs(%gate : memref<?x128xf32>) {
+  ^bb0(%in: bf16, %in_0: bf16, %out: f32):
+    %0 = arith.extf %in : bf16 to f32
+    %1 = arith.extf %in_0 : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %out, %2 : f32
+    linalg.yield %3 : f32
+  }
+  %up = memref.alloc(%m) : memref<?x128xf32>
+  linalg.fill ins(%zero : f32) outs(%up : memref<?x128xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%y, %wu : memref<?x64xbf16>, memref<128x64xbf16>) outs(%up : memref<?x128xf32>) {
   ^bb0(%in: bf16, %in_0: bf16, %out: f32):
     %0 = arith.extf %in : bf16 to f32
     %1 = arith.extf %in_0 : bf16 to f32
