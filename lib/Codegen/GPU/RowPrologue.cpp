@@ -8,6 +8,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -278,7 +279,10 @@ mlir::tfm::matchRowPrologue(Value a, linalg::GenericOp contraction,
   int64_t rank = cast<MemRefType>(rows.getType()).getRank();
   auto norm =
       dyn_cast_or_null<linalg::GenericOp>(lastWriter(rows, contraction));
-  if (!norm || norm.getDpsInits()[0] != rows || !isNorm(norm, rank))
+  // In a loop, what the norm writes could be read again before it on the
+  // next iteration.
+  if (!norm || norm.getDpsInits()[0] != rows || !isNorm(norm, rank) ||
+      norm->getParentOfType<LoopLikeOpInterface>())
     return std::nullopt;
   RowPrologue prologue{norm, {}, rank, {contraction}};
   if (!collectChain(prologue, norm))
