@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BufferAccess.h"
 #include "ViewedBuffer.h"
 
 #include "tfm/Codegen/Passes.h"
@@ -17,11 +18,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
@@ -40,137 +38,6 @@ using namespace mlir::tfm;
 
 namespace {
 
-/// The buffers an op (with what it holds) reads and writes, as the values
-/// they are views of; a kernel's own shared and private memory left out.
-/// `unknown` when some access could not be bounded.
-struct Access {
-  SmallVector<Value> reads, writes;
-  bool unknown = false;
-};
-
-/// Whether `buffer` is memory of a block's or a thread's own: workgroup
-/// or private memory, or an alloca in a kernel.
-bool isKernelMemory(Value buffer) {
-  if (auto alloca = buffer.getDefiningOp<memref::AllocaOp>())
-    return alloca->getParentOfType<gpu::LaunchOp>() != nullptr;
-  auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(
-      cast<MemRefType>(buffer.getType()).getMemorySpace());
-  return space && space.getValue() != gpu::AddressSpace::Global;
-}
-
-void record(Access &access, Value value, bool write) {
-  Value buffer = viewedBuffer(value);
-  if (!isa<MemRefType>(buffer.getType())) {
-    access.unknown = true;
-    return;
-  }
-  if (isKernelMemory(buffer))
-    return;
-  (write ? access.writes : access.reads).push_back(buffer);
-}
-
-/// Records `op`'s memref operands as read and, unless `readOnly`, written:
-/// in a kernel, memory is reached through operands only.
-void recordOperands(Access &access, Operation *op, bool readOnly) {
-  for (Value operand : op->getOperands()) {
-    if (isa<MemRefType>(operand.getType())) {
-      record(access, operand, /*write=*/false);
-      if (!readOnly)
-        record(access, operand, /*write=*/true);
-    }
-  }
-}
-
-/// Whether `type` reaches memory by an address the buffers above do not
-/// name: a pointer, a TMA tensor map.
-bool isAddress(Type type) {
-  return isa<LLVM::LLVMPointerType, nvgpu::TensorMapDescriptorType>(type);
-}
-
-Access accessOf(Operation *root) {
-  Access access;
-  root->walk([&](Operation *op) {
-    if (llvm::any_of(op->getOperandTypes(), isAddress)) {
-      access.unknown = true;
-      return;
-    }
-    // On the host, an op that does not say what it touches may touch
-    // anything; in a kernel, what its operands point to (a barrier or an
-    // async-copy group's wait touches nothing).
-    bool inKernel = op->getParentOfType<gpu::LaunchOp>() != nullptr;
-    if (auto effects = dyn_cast<MemoryEffectOpInterface>(op)) {
-      SmallVector<MemoryEffects::EffectInstance> instances;
-      effects.getEffects(instances);
-      for (MemoryEffects::EffectInstance &instance : instances) {
-        if (isa<MemoryEffects::Allocate>(instance.getEffect()))
-          continue;
-        // A free is a write: nothing may move across it.
-        bool read = isa<MemoryEffects::Read>(instance.getEffect());
-        if (instance.getValue())
-          record(access, instance.getValue(), !read);
-        else if (inKernel)
-          recordOperands(access, op, read);
-        else
-          access.unknown = true;
-      }
-      return;
-    }
-    if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
-      return;
-    if (inKernel)
-      recordOperands(access, op, /*readOnly=*/false);
-    else
-      access.unknown = true;
-  });
-  return access;
-}
-
-/// What an Access buffer is: the result of an allocation, an argument of
-/// a function, a global, or something else (a value of a view the search
-/// above does not see through, a loop's argument).
-enum class BufferKind { Allocation, Argument, Global, Other };
-
-BufferKind kindOf(Value buffer) {
-  if (auto argument = dyn_cast<BlockArgument>(buffer))
-    return isa<func::FuncOp>(argument.getOwner()->getParentOp()) &&
-                   argument.getOwner()->isEntryBlock()
-               ? BufferKind::Argument
-               : BufferKind::Other;
-  Operation *op = buffer.getDefiningOp();
-  if (isa<memref::GetGlobalOp>(op))
-    return BufferKind::Global;
-  if (hasEffect<MemoryEffects::Allocate>(op, buffer))
-    return BufferKind::Allocation;
-  return BufferKind::Other;
-}
-
-/// Whether `argument` is an argument of an entry point: a function
-/// tfm-expose-entry-points made, which C calls through its wrapper.
-bool isEntryPointArgument(Value argument) {
-  return cast<BlockArgument>(argument).getOwner()->getParentOp()->hasAttr(
-      LLVM::LLVMDialect::getEmitCWrapperAttrName());
-}
-
-/// Whether two of Access's buffers may be the same memory. An allocation
-/// is none of the arguments, globals and other allocations; two arguments
-/// of an entry point are different memory where one is written
-/// (docs/DESIGN.md, entry-point ABI).
-bool mayAlias(Value a, Value b) {
-  if (a == b)
-    return true;
-  BufferKind kindA = kindOf(a), kindB = kindOf(b);
-  if (kindA == BufferKind::Other || kindB == BufferKind::Other)
-    return true;
-  if (kindA == BufferKind::Allocation || kindB == BufferKind::Allocation)
-    return false;
-  if (kindA == BufferKind::Global && kindB == BufferKind::Global)
-    return a.getDefiningOp<memref::GetGlobalOp>().getName() ==
-           b.getDefiningOp<memref::GetGlobalOp>().getName();
-  if (kindA == BufferKind::Argument && kindB == BufferKind::Argument)
-    return !isEntryPointArgument(a) || !isEntryPointArgument(b);
-  return true;
-}
-
 bool anyAlias(ArrayRef<Value> as, ArrayRef<Value> bs) {
   return llvm::any_of(as, [&](Value a) {
     return llvm::any_of(bs, [&](Value b) { return mayAlias(a, b); });
@@ -178,7 +45,7 @@ bool anyAlias(ArrayRef<Value> as, ArrayRef<Value> bs) {
 }
 
 /// Whether the two may not run in either order, or at once.
-bool conflict(const Access &a, const Access &b) {
+bool conflict(const BufferAccess &a, const BufferAccess &b) {
   return a.unknown || b.unknown || anyAlias(a.writes, b.writes) ||
          anyAlias(a.writes, b.reads) || anyAlias(b.writes, a.reads);
 }
@@ -259,7 +126,7 @@ public:
   }
 
 private:
-  Access cachedAccess(Operation *op) {
+  BufferAccess cachedAccess(Operation *op) {
     auto launch = dyn_cast<gpu::LaunchOp>(op);
     if (!launch)
       return accessOf(op);
@@ -279,7 +146,7 @@ private:
   /// shape, and at an op that may touch anything or holds a region.
   gpu::LaunchOp findTarget(gpu::LaunchOp launch,
                            SmallVector<Operation *> &dependencies) {
-    SmallVector<Access> moving = {cachedAccess(launch)};
+    SmallVector<BufferAccess> moving = {cachedAccess(launch)};
     if (moving.front().unknown)
       return nullptr;
     SetVector<Value> used;
@@ -290,13 +157,13 @@ private:
     };
     addUses(launch);
     for (Operation *op = launch->getPrevNode(); op; op = op->getPrevNode()) {
-      Access access = cachedAccess(op);
+      BufferAccess access = cachedAccess(op);
       if (access.unknown)
         return nullptr;
       bool isDependency =
           llvm::any_of(op->getResults(),
                        [&](Value result) { return used.contains(result); }) ||
-          llvm::any_of(moving, [&](const Access &later) {
+          llvm::any_of(moving, [&](const BufferAccess &later) {
             return conflict(access, later);
           });
       auto other = dyn_cast<gpu::LaunchOp>(op);
@@ -356,7 +223,7 @@ private:
   }
 
   IRRewriter rewriter;
-  DenseMap<Operation *, Access> accesses;
+  DenseMap<Operation *, BufferAccess> accesses;
 };
 
 struct TfmGPUMergeLaunchesPass

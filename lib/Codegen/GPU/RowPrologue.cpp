@@ -1,6 +1,7 @@
 //===- RowPrologue.cpp - a norm the few-rows kernel computes --------------===//
 
 #include "RowPrologue.h"
+#include "BufferAccess.h"
 #include "ViewedBuffer.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -17,55 +18,15 @@ using namespace mlir::tfm;
 
 namespace {
 
-/// The buffers a host op (with what it holds) reads and writes, as the
-/// values they are views of; `unknown` when some access is not bounded.
-struct HostAccess {
-  SmallVector<Value> reads, writes;
-  bool unknown = false;
-};
-
-HostAccess accessOf(Operation *root) {
-  HostAccess access;
-  root->walk([&](Operation *op) {
-    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-    if (!effects) {
-      if (!op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
-        access.unknown = true;
-      return;
-    }
-    SmallVector<MemoryEffects::EffectInstance> instances;
-    effects.getEffects(instances);
-    for (MemoryEffects::EffectInstance &instance : instances) {
-      if (isa<MemoryEffects::Allocate>(instance.getEffect()))
-        continue;
-      Value value = instance.getValue();
-      if (!value || !isa<MemRefType>(value.getType())) {
-        access.unknown = true;
-        continue;
-      }
-      // A free is a write: it ends what was written before.
-      (isa<MemoryEffects::Read>(instance.getEffect()) ? access.reads
-                                                      : access.writes)
-          .push_back(viewedBuffer(value));
-    }
-  });
-  return access;
-}
-
 bool isAllocation(Value buffer) {
   return buffer.getDefiningOp<memref::AllocOp>() != nullptr;
-}
-
-/// Buffers seen as their roots: an allocation is nothing else.
-bool mayAlias(Value a, Value b) {
-  return a == b || (!isAllocation(a) && !isAllocation(b));
 }
 
 /// The last op before `before`, in its block, that writes allocation
 /// `buffer`; null if there is none or some op's access is unknown.
 Operation *lastWriter(Value buffer, Operation *before) {
   for (Operation *op = before->getPrevNode(); op; op = op->getPrevNode()) {
-    HostAccess access = accessOf(op);
+    BufferAccess access = accessOf(op);
     if (access.unknown)
       return nullptr;
     if (llvm::is_contained(access.writes, buffer))
@@ -238,7 +199,7 @@ bool usedOnlyBy(Value buffer, Operation *writer,
     });
     if (!uses)
       continue;
-    HostAccess access = accessOf(op);
+    BufferAccess access = accessOf(op);
     if (access.unknown || llvm::is_contained(access.reads, buffer))
       return false;
     // Written again, or freed: what the prologue wrote is dead.
@@ -310,7 +271,7 @@ mlir::tfm::matchRowPrologue(Value a, linalg::GenericOp contraction,
       !first->isBeforeInBlock(launchPoint))
     return std::nullopt;
   for (Operation *op = first; op != launchPoint; op = op->getNextNode()) {
-    HostAccess access = accessOf(op);
+    BufferAccess access = accessOf(op);
     if (access.unknown)
       return std::nullopt;
     for (Value written : access.writes)
