@@ -292,9 +292,9 @@ bool mlir::tfm::isReadOnlyByPrologue(const RowPrologue &prologue) {
     return false;
   for (Operation *op : prologue.chain) {
     Value rowValues = cast<DestinationStyleOpInterface>(op).getDpsInits()[0];
-    // From its first writer (a reduction's fill) on.
-    if (isa<linalg::GenericOp>(op) &&
-        isRowReduction(cast<linalg::GenericOp>(op), prologue.rank))
+    // From its first writer on: a reduction's fill.
+    auto generic = dyn_cast<linalg::GenericOp>(op);
+    if (generic && generic.getNumReductionLoops() > 0)
       continue;
     if (!usedOnlyBy(rowValues, op, ops))
       return false;

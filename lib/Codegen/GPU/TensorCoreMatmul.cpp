@@ -244,6 +244,57 @@ std::optional<Projection> matchProjection(linalg::GenericOp op) {
   return p;
 }
 
+/// Whether `p` of at most `fewRows` rows can run on the few-rows kernel:
+/// its row count is dynamic or that few.
+bool mayHaveFewRows(const Projection &p, int64_t fewRows) {
+  int64_t rows = cast<MemRefType>(p.a.getType()).getDimSize(0);
+  return fewRows > 0 && (ShapedType::isDynamic(rows) || rows <= fewRows);
+}
+
+/// The norms that `projections`' few-rows kernels compute (RowPrologue.h),
+/// where all that reads a norm's output can; each projection of one points
+/// to it.
+SmallVector<std::unique_ptr<RowPrologue>>
+matchPrologues(MutableArrayRef<Projection> projections, int64_t fewRows) {
+  SmallVector<std::unique_ptr<RowPrologue>> prologues;
+  DenseMap<Operation *, RowPrologue *> byNorm;
+  for (Projection &p : projections) {
+    if (!mayHaveFewRows(p, fewRows))
+      continue;
+    Operation *launchPoint =
+        p.epilogue ? p.epilogue.getOperation() : p.contraction;
+    std::optional<RowPrologue> prologue =
+        matchRowPrologue(p.a, p.contraction, launchPoint);
+    if (!prologue)
+      continue;
+    RowPrologue *&shared = byNorm[prologue->norm];
+    if (!shared) {
+      prologues.push_back(std::make_unique<RowPrologue>(std::move(*prologue)));
+      shared = prologues.back().get();
+    } else {
+      shared->projections.push_back(p.contraction);
+    }
+    p.prologue = shared;
+  }
+  // A projection's epilogue becomes its kernel: it is not there to be
+  // another's prologue.
+  DenseSet<Operation *> epilogues;
+  for (Projection &p : projections)
+    if (p.epilogue)
+      epilogues.insert(p.epilogue);
+  DenseSet<const RowPrologue *> rejected;
+  for (std::unique_ptr<RowPrologue> &prologue : prologues)
+    if (epilogues.contains(prologue->norm) || !isReadOnlyByPrologue(*prologue))
+      rejected.insert(prologue.get());
+  for (Projection &p : projections)
+    if (rejected.contains(p.prologue))
+      p.prologue = nullptr;
+  llvm::erase_if(prologues, [&](const std::unique_ptr<RowPrologue> &prologue) {
+    return rejected.contains(prologue.get());
+  });
+  return prologues;
+}
+
 /// Whether every use of `buffer`, through views, is `reader`, `p`'s fill or
 /// contraction, or a free.
 bool onlyReadBy(Value buffer, Operation *reader, const Projection &p) {
@@ -410,8 +461,7 @@ void launchKernel(IRRewriter &rewriter, Projection p, const Tiling &t,
     MatmulKernelBuilder(rewriter, loc, p, t)
         .build(launch, as, bs, operands, barriers, aMap, bMap);
   }
-  if (fewRows > 0 && (dynamicRows || staticRows <= fewRows) &&
-      !p.computedBySibling) {
+  if (mayHaveFewRows(p, fewRows) && !p.computedBySibling) {
     // Rows in [1, fewRows]: rows - 1 < fewRows, unsigned.
     Value blocks = constant(staticRows == 0 ? 0 : fewRowsBlocks(columnCount));
     if (dynamicRows)
@@ -508,56 +558,17 @@ struct TfmGPUTensorCoreMatmulPass
         if (std::optional<Projection> p = matchProjection(op))
           projections.push_back(*p);
       });
-    // Norms the few-rows kernels compute, where all that reads them can.
     SmallVector<std::unique_ptr<RowPrologue>> prologues;
-    if (normPrologues && fewRows > 0) {
-      DenseMap<Operation *, RowPrologue *> byNorm;
-      for (Projection &p : projections) {
-        int64_t rows = cast<MemRefType>(p.a.getType()).getDimSize(0);
-        if (!ShapedType::isDynamic(rows) && rows > fewRows)
-          continue;
-        Operation *launchPoint =
-            p.epilogue ? p.epilogue.getOperation() : p.contraction;
-        std::optional<RowPrologue> prologue =
-            matchRowPrologue(p.a, p.contraction, launchPoint);
-        if (!prologue)
-          continue;
-        RowPrologue *&shared = byNorm[prologue->norm];
-        if (!shared) {
-          prologues.push_back(
-              std::make_unique<RowPrologue>(std::move(*prologue)));
-          shared = prologues.back().get();
-        } else {
-          shared->projections.push_back(p.contraction);
-        }
-        p.prologue = shared;
-      }
-      // A projection's epilogue becomes its kernel: it is not there to be
-      // another's prologue.
-      DenseSet<Operation *> epilogues;
-      for (Projection &p : projections)
-        if (p.epilogue)
-          epilogues.insert(p.epilogue);
-      DenseSet<const RowPrologue *> rejected;
-      for (std::unique_ptr<RowPrologue> &prologue : prologues)
-        if (epilogues.contains(prologue->norm) ||
-            !isReadOnlyByPrologue(*prologue))
-          rejected.insert(prologue.get());
-      for (Projection &p : projections)
-        if (rejected.contains(p.prologue))
-          p.prologue = nullptr;
-    }
+    if (normPrologues)
+      prologues = matchPrologues(projections, fewRows);
     // Gate's sums computed by up's few-rows kernel.
-    if (fewRows > 0) {
-      for (Projection &p : projections) {
-        int64_t rows = cast<MemRefType>(p.a.getType()).getDimSize(0);
-        if (!ShapedType::isDynamic(rows) && rows > fewRows)
-          continue;
-        if (Projection *sibling = matchSibling(p, projections);
-            sibling && !sibling->computedBySibling && !sibling->sibling) {
-          p.sibling = sibling;
-          sibling->computedBySibling = true;
-        }
+    for (Projection &p : projections) {
+      if (!mayHaveFewRows(p, fewRows))
+        continue;
+      if (Projection *sibling = matchSibling(p, projections);
+          sibling && !sibling->computedBySibling && !sibling->sibling) {
+        p.sibling = sibling;
+        sibling->computedBySibling = true;
       }
     }
     IRRewriter rewriter(&getContext());
@@ -571,10 +582,7 @@ struct TfmGPUTensorCoreMatmulPass
       launchKernel(rewriter, p, t, fewRows);
     }
     for (std::unique_ptr<RowPrologue> &prologue : prologues)
-      if (llvm::any_of(projections, [&](const Projection &p) {
-            return p.prologue == prologue.get();
-          }))
-        skipForFewRows(rewriter, *prologue, fewRows);
+      skipForFewRows(rewriter, *prologue, fewRows);
   }
 };
 
