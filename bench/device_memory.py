@@ -27,7 +27,8 @@ import sys
 import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-FAKE_DRIVER = ROOT / "test/Runtime/Inputs/fake-cuda-driver.c"
+FAKE_DRIVER = [ROOT / "test/Runtime/Inputs/fake-cuda-driver.c",
+               ROOT / "test/Runtime/Inputs/fake-cuda-kernels.c"]
 
 
 def measure(library, length, entry):
@@ -69,7 +70,7 @@ def main():
     config = dict(FULL if args.model == "full" else QUICK, dtype="bf16")
     with tempfile.TemporaryDirectory() as work:
         work = pathlib.Path(work)
-        subprocess.run(["clang", "-std=c11", "-shared", "-fPIC", str(FAKE_DRIVER),
+        subprocess.run(["clang", "-std=c11", "-shared", "-fPIC", *map(str, FAKE_DRIVER),
                         "-o", str(work / "libcuda.so.1")], check=True)
         (work / "model.json").write_text(json.dumps(config))
         flags = args.flags or ["--gpu-arch=sm_90a"]

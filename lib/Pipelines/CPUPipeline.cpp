@@ -213,4 +213,9 @@ void mlir::tfm::registerTfmPipelines() {
       "Lower tfm ops to host code in the LLVM dialect that launches NVVM "
       "kernels (PTX), through the reference lowering",
       buildTfmLowerToNVVMPipeline);
+  PassPipelineRegistration<>(
+      "tfm-gpu-emulation-pipeline",
+      "The kernels of a module at the cuda target's kernels stage as CPU "
+      "functions in the LLVM dialect that a GPU emulator runs",
+      buildTfmGPUEmulationPipeline);
 }

@@ -289,7 +289,8 @@ llvm::Error mlir::tfm::emitHostArtifact(ModuleOp module,
   case Artifact::Library:
     break;
   case Artifact::PTX:
-    return llvm::createStringError("PTX is not host code");
+  case Artifact::EmulatedKernels:
+    return llvm::createStringError("not a host artifact");
   }
   // A shared library: an object in a temporary file, then clang + lld.
   llvm::SmallString<128> objectPath;

@@ -126,6 +126,11 @@ class Suite:
         else:
             source = "\n".join(case[2] for case in self.cases)
             compiler.compile_mlir(source, library_path, flags=self.flags)
+            if os.environ.get("TFM_EMULATE_GPU") and "--target=cuda" in self.flags:
+                kernels = self.workdir / "suite.kernels.so"
+                compiler.compile_mlir(source, kernels, flags=[
+                    *self.flags, "--emit=emulated-kernels"])
+                os.environ["FAKE_CUDA_KERNELS"] = str(kernels)
         if mode == "prepare":
             (self.workdir / "cases.json").write_text(json.dumps({
                 "flags": self.flags,

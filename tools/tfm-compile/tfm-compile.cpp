@@ -37,7 +37,16 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class Emit { Library, Object, Assembly, LLVMIR, PTX, MLIR, Header };
+enum class Emit {
+  Library,
+  Object,
+  Assembly,
+  LLVMIR,
+  PTX,
+  EmulatedKernels,
+  MLIR,
+  Header
+};
 
 cl::OptionCategory category("tfm-compile options");
 
@@ -60,6 +69,9 @@ cl::opt<Emit> emit(
                clEnumValN(Emit::Assembly, "asm", "assembly"),
                clEnumValN(Emit::LLVMIR, "llvm-ir", "optimized LLVM IR"),
                clEnumValN(Emit::PTX, "ptx", "the kernels' PTX (cuda)"),
+               clEnumValN(Emit::EmulatedKernels, "emulated-kernels",
+                          "the kernels as a host library for the tests' GPU "
+                          "emulator (cuda; docs/DESIGN.md)"),
                clEnumValN(Emit::MLIR, "mlir", "MLIR after --stage"),
                clEnumValN(Emit::Header, "header",
                           "C header of the entry points")),
@@ -166,6 +178,8 @@ std::optional<Artifact> artifactOf(Emit kind) {
     return Artifact::LLVMIR;
   case Emit::PTX:
     return Artifact::PTX;
+  case Emit::EmulatedKernels:
+    return Artifact::EmulatedKernels;
   case Emit::MLIR:
   case Emit::Header:
     return std::nullopt;
@@ -242,7 +256,8 @@ int main(int argc, char **argv) {
   if (std::optional<Artifact> artifact = artifactOf(emit);
       artifact && (*target)->extension(*artifact).empty())
     return fail("target '" + (*target)->name() +
-                "' has no such output (--emit=ptx needs --target=cuda)");
+                "' has no such output (--emit=ptx and --emit=emulated-kernels "
+                "need --target=cuda)");
   if (inputPath.empty())
     return fail("no input file (a .mlir or .json file, or - for stdin)");
 
@@ -330,7 +345,10 @@ int main(int argc, char **argv) {
   // The manifest and header read output dims at the linalg stage and the
   // runtime checks at the bufferized stage: on the way, when the module is
   // lowered that far, else from a copy (MLIR of an earlier stage).
-  std::string last = emit == Emit::MLIR ? stageOption.getValue() : stages.back();
+  std::string last = emit == Emit::MLIR ? stageOption.getValue()
+                     : artifactOf(emit)
+                         ? (*target)->artifactStage(*artifactOf(emit)).str()
+                         : stages.back();
   std::string reached = kInputStage.str();
   if (emit != Emit::MLIR || !headerPath.empty()) {
     bool onTheWay = stageIndex(last) >= stageIndex("bufferized");

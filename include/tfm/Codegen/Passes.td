@@ -1320,4 +1320,51 @@ def TfmNVVMRegisterReallocationPass
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def TfmGPUEmulateKernelsPass
+    : Pass<"tfm-gpu-emulate-kernels", "::mlir::ModuleOp"> {
+  let summary = "the kernels of a module at the cuda target's kernels stage "
+                "as CPU functions that a GPU emulator runs";
+  let description = [{
+    For checking the GPU kernels where there is no GPU: keeps only the
+    module's `gpu.module` bodies and makes each `gpu.func` a `func.func` of
+    the same name and arguments (a kernel marked `tfm.emulated_kernel`),
+    without GPU memory spaces. What only a GPU has becomes a call into the
+    emulator, which runs each thread of a block as a fiber
+    (`test/Runtime/Inputs/fake-cuda-kernels.c`):
+    - `gpu.thread_id`, `block_id`, `block_dim`, `grid_dim`, `lane_id`:
+      `tfm_emu_id(i32 which) -> i64`;
+    - `gpu.barrier`: `tfm_emu_barrier()`;
+    - `gpu.shuffle` of 32-bit values: `tfm_emu_shuffle(value, offset,
+      width, mode) -> i64` (the valid bit at bit 32);
+    - `nvgpu.ldmatrix`: `tfm_emu_ldmatrix(row, tiles, transpose, out)`;
+    - `nvvm.mma.sync` m16n8k16 (bf16 or f16, f32 sums):
+      `tfm_emu_mma(a0..a3, b0, b1, c0..c3, type, out)`;
+    - `nvgpu.device_async_copy`: `tfm_emu_copy(dst, src, dstBytes,
+      srcBytes)`, done at once, so cp.async's commits and waits go.
+    Dynamic shared memory is the global `tfm_emu_shared` (256 KiB, aligned
+    to its size), which the emulator gives each block in turn. An op of a
+    GPU dialect that has no emulated form is an error.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def TfmGPUEmulatedEntryPointsPass
+    : Pass<"tfm-gpu-emulated-entry-points", "::mlir::ModuleOp"> {
+  let summary = "a cuLaunchKernel-style entry point for each emulated "
+                "kernel";
+  let description = [{
+    Runs after the emulated kernels (`tfm-gpu-emulate-kernels`) are lowered
+    to the LLVM dialect. For each `llvm.func` marked
+    `tfm.emulated_kernel`, adds `<name>_emulated(ptr params)`, which loads
+    each argument through its pointer in `params` (the `kernelParams` of
+    `cuLaunchKernel`: the host passes memrefs as their expanded
+    descriptors, as the kernel takes them) and calls the kernel.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // TFM_CODEGEN_PASSES_TD

@@ -255,6 +255,12 @@ void buildTfmToNVVMStage(OpPassManager &pm,
 void buildTfmLowerToNVVMPipeline(OpPassManager &pm,
                                  const TfmLowerToNVVMPipelineOptions &options);
 
+/// The kernels of a module at the kernels stage as CPU functions in the
+/// LLVM dialect that call a GPU emulator (tfm-gpu-emulate-kernels), each
+/// with a cuLaunchKernel-style entry point: for checking the kernels where
+/// there is no GPU.
+void buildTfmGPUEmulationPipeline(OpPassManager &pm);
+
 /// Registers every tfm pipeline with the global pipeline registry.
 void registerTfmPipelines();
 

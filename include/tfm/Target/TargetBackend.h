@@ -40,8 +40,9 @@ struct LoweringStage {
 /// What a target emits from the IR of its last stage.
 /// Library, Object, Assembly and LLVMIR are the host code's (a shared
 /// library, its object file, its assembly, its optimized LLVM IR); PTX is
-/// the kernels' of a GPU target.
-enum class Artifact { Library, Object, Assembly, LLVMIR, PTX };
+/// the kernels' of a GPU target; EmulatedKernels are a GPU target's kernels
+/// compiled for the host, for the tests' GPU emulator.
+enum class Artifact { Library, Object, Assembly, LLVMIR, PTX, EmulatedKernels };
 
 /// How a target is asked for: the same fields for every target.
 struct TargetOptions {
@@ -104,8 +105,15 @@ public:
   /// not emit it.
   virtual llvm::StringRef extension(Artifact artifact) const = 0;
 
-  /// Writes `artifact` for `module` (at the last stage), whose entry points
-  /// `manifest` describes, to `outputPath` ("-": stdout).
+  /// The stage whose IR `emit` takes for `artifact`: the last, unless the
+  /// artifact is made from an earlier one.
+  virtual llvm::StringRef artifactStage(Artifact artifact) const {
+    (void)artifact;
+    return stages().back().name;
+  }
+
+  /// Writes `artifact` for `module` (at its artifactStage), whose entry
+  /// points `manifest` describes, to `outputPath` ("-": stdout).
   virtual llvm::Error emit(ModuleOp module, const Manifest &manifest,
                            Artifact artifact, llvm::StringRef outputPath) = 0;
 };

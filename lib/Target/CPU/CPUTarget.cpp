@@ -87,6 +87,7 @@ public:
     case Artifact::LLVMIR:
       return ".ll";
     case Artifact::PTX:
+    case Artifact::EmulatedKernels:
       return ""; // kernels of another target
     }
     llvm_unreachable("unknown artifact");

@@ -7,6 +7,7 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
@@ -170,8 +171,16 @@ public:
       return ".ll";
     case Artifact::PTX:
       return ".ptx";
+    case Artifact::EmulatedKernels:
+      return ".kernels.so";
     }
     llvm_unreachable("unknown artifact");
+  }
+
+  StringRef artifactStage(Artifact artifact) const override {
+    if (artifact == Artifact::EmulatedKernels)
+      return "kernels";
+    return loweringStages.back().name;
   }
 
   llvm::Error emit(ModuleOp module, const Manifest &manifest,
@@ -272,6 +281,19 @@ llvm::Error CUDATarget::assembleKernels(ModuleOp module) {
 
 llvm::Error CUDATarget::emit(ModuleOp module, const Manifest &manifest,
                              Artifact artifact, StringRef outputPath) {
+  if (artifact == Artifact::EmulatedKernels) {
+    // The kernels stage's kernels as host code calling the emulator
+    // (tfm-gpu-emulate-kernels), linked with their calls unresolved: the
+    // emulator's driver provides them.
+    PassManager pm(module.getContext());
+    buildTfmGPUEmulationPipeline(pm);
+    if (failed(pm.run(module)))
+      return llvm::createStringError("the kernels cannot be emulated");
+    Manifest kernelsOnly;
+    kernelsOnly.device = "cuda-emulated-kernels";
+    return emitHostArtifact(module, kernelsOnly, *host, optLevel,
+                            Artifact::Library, outputPath, HostLinkOptions{});
+  }
   if (pipeline.cudaToolkit.empty())
     return llvm::createStringError(
         "no CUDA toolkit found ($CUDA_HOME, the ptxas on PATH, "

@@ -13,12 +13,15 @@
 // that was allocated at once; an allocation that would hold more than
 // FAKE_CUDA_MEMORY_LIMIT bytes at once fails, out of memory. Kernels do not run: FAKE_CUDA_ALLOC_FILL=1
 // fills new device memory with ones (bytes of 1), which a call's runtime
-// checks then read back as passed.
+// checks then read back as passed. With FAKE_CUDA_KERNELS naming a library
+// of emulated kernels, kernels run on the CPU (fake-cuda-kernels.c).
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "fake-cuda-kernels.h"
 
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
@@ -76,10 +79,14 @@ CUresult cuModuleUnload(void *module) {
   (void)module;
   return 0;
 }
+enum { kNotFound = 500, kLaunchFailed = 719 };
 CUresult cuModuleGetFunction(void **function, void *module, const char *name) {
-  (void)module, (void)name;
+  (void)module;
   *function = &handle[2];
-  return 0;
+  if (!getenv("FAKE_CUDA_KERNELS"))
+    return 0;
+  *function = fakeCudaEmulatedKernel(name);
+  return *function ? 0 : kNotFound;
 }
 CUresult cuFuncSetAttribute(void *function, int attribute, int value) {
   (void)function, (void)attribute, (void)value;
@@ -88,11 +95,16 @@ CUresult cuFuncSetAttribute(void *function, int attribute, int value) {
 CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz,
                         unsigned bx, unsigned by, unsigned bz, unsigned shared,
                         void *stream, void **params, void **extra) {
-  (void)function, (void)shared, (void)stream, (void)params, (void)extra;
+  (void)stream, (void)extra;
   if (getenv("FAKE_CUDA_PRINT_LAUNCHES"))
     fprintf(stderr, "cuLaunchKernel: grid %ux%ux%u block %ux%ux%u\n", gx, gy,
             gz, bx, by, bz);
-  return 0;
+  if (function == &handle[2])
+    return 0;
+  unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+  return fakeCudaRunKernel(function, grid, block, shared, params)
+             ? kLaunchFailed
+             : 0;
 }
 CUresult cuStreamCreate(void **stream, unsigned flags) {
   (void)flags;
