@@ -1339,8 +1339,20 @@ def TfmGPUEmulateKernelsPass
     - `nvgpu.ldmatrix`: `tfm_emu_ldmatrix(row, tiles, transpose, out)`;
     - `nvvm.mma.sync` m16n8k16 (bf16 or f16, f32 sums):
       `tfm_emu_mma(a0..a3, b0, b1, c0..c3, type, out)`;
-    - `nvgpu.device_async_copy`: `tfm_emu_copy(dst, src, dstBytes,
-      srcBytes)`, done at once, so cp.async's commits and waits go.
+    - `nvgpu.device_async_copy` (cp.async), `nvvm.cp.async.commit.group`
+      and `wait.group`: `tfm_emu_cp_async(dst, src, dstBytes, srcBytes)`,
+      `tfm_emu_cp_async_commit()`, `tfm_emu_cp_async_wait(n)` (a copy lands
+      at the latest moment PTX allows: the wait on its group);
+    - sm_90a: `nvvm.wgmma.mma_async`, and the wgmma that
+      TensorCoreBuilder writes as inline PTX (A from registers):
+      `tfm_emu_wgmma(acc, n, aRegisters, aDescriptor, bDescriptor, flags)`
+      with the accumulators in scratch memory, done when issued, so its
+      fences, commits and waits go; barrier objects (`nvvm.mbarrier.init`,
+      `arrive`, `arrive.expect_tx`, `try_wait` on a parity); TMA loads
+      (`nvvm.cp.async.bulk.tensor.shared.cluster.global`:
+      `tfm_emu_tma_load`); named barriers (`nvvm.barrier`,
+      `nvvm.barrier.arrive`); proxy fences and `setmaxnreg` go, and
+      pointers lose their address spaces.
     Dynamic shared memory is the global `tfm_emu_shared` (256 KiB, aligned
     to its size), which the emulator gives each block in turn. An op of a
     GPU dialect that has no emulated form is an error.

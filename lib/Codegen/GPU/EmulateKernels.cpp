@@ -69,8 +69,17 @@ private:
   /// Scratch memory of `bytes` at the function's entry.
   Value scratch(Location loc, int64_t bytes);
   Value asI32(Location loc, Value value);
+  /// `values` stored one after another in scratch memory.
+  Value storedScratch(Location loc, ValueRange values);
+  /// A wgmma (its accumulators `acc`, A's registers or descriptor, B's
+  /// descriptor) as the emulator's call; the accumulators after it, as
+  /// `resultType`.
+  Value warpgroupMma(Location loc, ValueRange acc, ValueRange aRegisters,
+                     Value aDescriptor, Value bDescriptor, int32_t flags,
+                     Type resultType);
 
   LogicalResult rewriteOp(Operation *op);
+  LogicalResult rewriteHopperOp(Operation *op);
 
   ModuleOp module;
   OpBuilder b;
@@ -121,6 +130,74 @@ Value Emulation::asI32(Location loc, Value value) {
   if (value.getType().isInteger(32))
     return value;
   return LLVM::BitcastOp::create(b, loc, b.getI32Type(), value);
+}
+
+Value Emulation::storedScratch(Location loc, ValueRange values) {
+  int64_t bytes = 0;
+  for (Value value : values)
+    bytes += value.getType().getIntOrFloatBitWidth() / 8;
+  Value base = scratch(loc, bytes);
+  int64_t offset = 0;
+  for (Value value : values) {
+    Value at = LLVM::GEPOp::create(b, loc, ptrType, b.getI8Type(), base,
+                                   ArrayRef<LLVM::GEPArg>{int32_t(offset)});
+    LLVM::StoreOp::create(b, loc, value, at);
+    offset += value.getType().getIntOrFloatBitWidth() / 8;
+  }
+  return base;
+}
+
+Value Emulation::warpgroupMma(Location loc, ValueRange acc,
+                              ValueRange aRegisters, Value aDescriptor,
+                              Value bDescriptor, int32_t flags,
+                              Type resultType) {
+  Value sums = storedScratch(loc, acc);
+  Value registers = aRegisters.empty()
+                        ? LLVM::ZeroOp::create(b, loc, ptrType).getResult()
+                        : storedScratch(loc, aRegisters);
+  if (!aDescriptor)
+    aDescriptor = arith::ConstantIntOp::create(b, loc, 0, 64);
+  call(loc, "tfm_emu_wgmma",
+       {sums, i32(loc, int64_t(acc.size()) * 2), registers, aDescriptor,
+        bDescriptor, i32(loc, flags)});
+  return LLVM::LoadOp::create(b, loc, resultType, sums);
+}
+
+/// The fields of a struct value, extracted.
+static SmallVector<Value> fields(OpBuilder &b, Location loc, Value value) {
+  auto type = cast<LLVM::LLVMStructType>(value.getType());
+  SmallVector<Value> result;
+  for (int64_t i = 0, e = type.getBody().size(); i < e; ++i)
+    result.push_back(LLVM::ExtractValueOp::create(b, loc, value, i));
+  return result;
+}
+
+/// The wgmma that TensorCoreBuilder::warpgroupMma writes as inline PTX (A
+/// from registers): its N, element type and B's transpose; nullopt for any
+/// other inline assembly.
+struct InlineWarpgroupMma {
+  int64_t n;
+  bool f16, transposeB;
+};
+static std::optional<InlineWarpgroupMma>
+matchInlineWarpgroupMma(LLVM::InlineAsmOp op) {
+  StringRef text = op.getAsmString();
+  size_t at = text.find("wgmma.mma_async.sync.aligned.m64n");
+  if (at == StringRef::npos)
+    return std::nullopt;
+  StringRef rest =
+      text.drop_front(at + strlen("wgmma.mma_async.sync.aligned.m64n"));
+  InlineWarpgroupMma mma;
+  if (rest.consumeInteger(10, mma.n) || !rest.consume_front("k16.f32."))
+    return std::nullopt;
+  mma.f16 = rest.starts_with("f16");
+  StringRef tail = rest.rtrim("}\n ").rtrim();
+  if (!tail.consume_back(";") || tail.empty())
+    return std::nullopt;
+  mma.transposeB = tail.back() == '1';
+  if (op.getNumOperands() != size_t(mma.n / 2 + 5))
+    return std::nullopt;
+  return mma;
 }
 
 static int32_t dimensionIndex(gpu::Dimension dimension) {
@@ -216,18 +293,23 @@ LogicalResult Emulation::rewriteOp(Operation *op) {
       srcBytes = arith::MulIOp::create(
           b, loc, arith::IndexCastOp::create(b, loc, b.getI64Type(), elements),
           arith::ConstantIntOp::create(b, loc, elementBytes, 64));
-    call(loc, "tfm_emu_copy",
+    call(loc, "tfm_emu_cp_async",
          {elementPointer(loc, copy.getDst(), copy.getDstIndices()),
           elementPointer(loc, copy.getSrc(), copy.getSrcIndices()), dstBytes,
           srcBytes});
     if (!copy.getAsyncToken().use_empty())
-      return op->emitOpError("the emulator copies at once: its token must "
-                             "have no uses");
+      return op->emitOpError("the emulator waits on commit groups: the "
+                             "copy's token must have no uses");
     op->erase();
     return success();
   }
-  // The copies are done when issued.
-  if (isa<NVVM::CpAsyncCommitGroupOp, NVVM::CpAsyncWaitGroupOp>(op)) {
+  if (isa<NVVM::CpAsyncCommitGroupOp>(op)) {
+    call(loc, "tfm_emu_cp_async_commit", {});
+    op->erase();
+    return success();
+  }
+  if (auto wait = dyn_cast<NVVM::CpAsyncWaitGroupOp>(op)) {
+    call(loc, "tfm_emu_cp_async_wait", {i32(loc, wait.getN())});
     op->erase();
     return success();
   }
@@ -260,6 +342,121 @@ LogicalResult Emulation::rewriteOp(Operation *op) {
     op->erase();
     return success();
   }
+  return rewriteHopperOp(op);
+}
+
+/// sm_90a: warpgroup MMA, barrier objects, TMA loads, named barriers.
+LogicalResult Emulation::rewriteHopperOp(Operation *op) {
+  Location loc = op->getLoc();
+  auto erase = [&] {
+    op->erase();
+    return success();
+  };
+  if (auto mma = dyn_cast<NVVM::WgmmaMmaAsyncOp>(op)) {
+    if (mma.getShape().getM() != 64 || mma.getShape().getK() != 16 ||
+        mma.getTypeD() != NVVM::WGMMATypes::f32 ||
+        (mma.getTypeA() != NVVM::WGMMATypes::bf16 &&
+         mma.getTypeA() != NVVM::WGMMATypes::f16) ||
+        mma.getScaleA() != NVVM::WGMMAScaleIn::one ||
+        mma.getScaleB() != NVVM::WGMMAScaleIn::one)
+      return op->emitOpError("the emulator has m64nNk16 bf16/f16 products "
+                             "with f32 sums only");
+    int32_t flags = (mma.getTypeA() == NVVM::WGMMATypes::f16) |
+                    (mma.getLayoutA() == NVVM::MMALayout::col) << 1 |
+                    (mma.getLayoutB() == NVVM::MMALayout::row) << 2 |
+                    (mma.getScaleD() == NVVM::WGMMAScaleOut::zero) << 3;
+    Value result = warpgroupMma(loc, fields(b, loc, mma.getInouts()), {},
+                                mma.getDescriptorA(), mma.getDescriptorB(),
+                                flags, mma.getType());
+    mma.replaceAllUsesWith(result);
+    return erase();
+  }
+  if (auto inlineAsm = dyn_cast<LLVM::InlineAsmOp>(op)) {
+    std::optional<InlineWarpgroupMma> mma = matchInlineWarpgroupMma(inlineAsm);
+    if (!mma)
+      return op->emitOpError("has no emulated form (inline assembly other "
+                             "than a wgmma)");
+    ValueRange operands = inlineAsm.getOperands();
+    int64_t count = mma->n / 2;
+    Value result =
+        warpgroupMma(loc, operands.take_front(count), operands.slice(count, 4),
+                     Value(), operands.back(), mma->f16 | mma->transposeB << 2,
+                     inlineAsm.getResult(0).getType());
+    inlineAsm.getResult(0).replaceAllUsesWith(result);
+    return erase();
+  }
+  // The products are done when issued; the proxies and registers are the
+  // CPU's.
+  if (isa<NVVM::WgmmaFenceAlignedOp, NVVM::WgmmaGroupSyncAlignedOp,
+          NVVM::WgmmaWaitGroupSyncOp, NVVM::FenceProxyOp,
+          NVVM::FenceMbarrierInitOp, NVVM::SetMaxRegisterOp>(op))
+    return erase();
+  if (auto init = dyn_cast<NVVM::MBarrierInitOp>(op)) {
+    if (init.getPredicate())
+      return op->emitOpError("the emulator has no predicated form");
+    call(loc, "tfm_emu_mbarrier_init", {init.getAddr(), init.getCount()});
+    return erase();
+  }
+  if (auto arrive = dyn_cast<NVVM::MBarrierArriveExpectTxOp>(op)) {
+    if (arrive.getPredicate() ||
+        (arrive.getRes() && !arrive.getRes().use_empty()))
+      return op->emitOpError("the emulator has no predicated or stateful form");
+    call(loc, "tfm_emu_mbarrier_arrive",
+         {arrive.getAddr(), arrive.getTxcount()});
+    return erase();
+  }
+  if (auto arrive = dyn_cast<NVVM::MBarrierArriveOp>(op)) {
+    if (arrive.getCount() || (arrive.getRes() && !arrive.getRes().use_empty()))
+      return op->emitOpError("the emulator arrives once, without a state");
+    call(loc, "tfm_emu_mbarrier_arrive", {arrive.getAddr(), i32(loc, 0)});
+    return erase();
+  }
+  if (auto wait = dyn_cast<NVVM::MBarrierTryWaitOp>(op)) {
+    if (!wait.getStateOrPhase().getType().isInteger(32))
+      return op->emitOpError("the emulator waits on a phase parity only");
+    Value done = call(loc, "tfm_emu_mbarrier_try_wait",
+                      {wait.getAddr(), wait.getStateOrPhase()}, b.getI32Type());
+    wait.getRes().replaceAllUsesWith(
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, done,
+                              i32(loc, 0))
+            .getResult());
+    return erase();
+  }
+  if (auto load =
+          dyn_cast<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(op)) {
+    if (load.getCoordinates().size() > 5 || !load.getIm2colOffsets().empty() ||
+        load.getMulticastMask() || load.getL2CacheHint() || load.getPredicate())
+      return op->emitOpError("the emulator has tiled loads of rank 5 or "
+                             "less, without multicast, hints or predicates");
+    SmallVector<Value> arguments{load.getDstMem(), load.getTmaDescriptor(),
+                                 load.getMbar()};
+    llvm::append_range(arguments, load.getCoordinates());
+    while (arguments.size() < 8)
+      arguments.push_back(i32(loc, 0));
+    call(loc, "tfm_emu_tma_load", arguments);
+    return erase();
+  }
+  if (auto barrier = dyn_cast<NVVM::BarrierOp>(op)) {
+    if (barrier.getReductionOp() || barrier.getRes())
+      return op->emitOpError("the emulator has no reducing barrier");
+    Value id = barrier.getBarrierId() ? barrier.getBarrierId() : i32(loc, 0);
+    // No count: every thread of the block (0).
+    Value count = barrier.getNumberOfThreads() ? barrier.getNumberOfThreads()
+                                               : i32(loc, 0);
+    call(loc, "tfm_emu_named_barrier", {id, count, i32(loc, 1)});
+    return erase();
+  }
+  if (auto arrive = dyn_cast<NVVM::BarrierArriveOp>(op)) {
+    Value id = arrive.getBarrierId() ? arrive.getBarrierId() : i32(loc, 0);
+    call(loc, "tfm_emu_named_barrier",
+         {id, arrive.getNumberOfThreads(), i32(loc, 0)});
+    return erase();
+  }
+  if (auto cast = dyn_cast<LLVM::AddrSpaceCastOp>(op)) {
+    // Every pointer is the CPU's now.
+    cast.replaceAllUsesWith(cast.getArg());
+    return erase();
+  }
   if (isa<gpu::GPUDialect, nvgpu::NVGPUDialect, NVVM::NVVMDialect>(
           op->getDialect()) &&
       !isa<gpu::ReturnOp>(op))
@@ -280,9 +477,16 @@ LogicalResult Emulation::rewrite(gpu::GPUFuncOp function) {
   return success();
 }
 
-/// GPU memory spaces dropped from every memref type in `module`.
+/// GPU memory spaces dropped from every memref and pointer type in
+/// `module`.
 static void dropMemorySpaces(ModuleOp module) {
   AttrTypeReplacer replacer;
+  replacer.addReplacement(
+      [](LLVM::LLVMPointerType type) -> std::optional<Type> {
+        if (type.getAddressSpace() == 0)
+          return std::nullopt;
+        return LLVM::LLVMPointerType::get(type.getContext());
+      });
   replacer.addReplacement([](MemRefType type) -> std::optional<Type> {
     if (!isa_and_nonnull<gpu::AddressSpaceAttr>(type.getMemorySpace()))
       return std::nullopt;

@@ -14,7 +14,19 @@ module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @unknown() kernel {
       // expected-error @+1 {{has no emulated form}}
-      nvvm.fence.mbarrier.init
+      nvvm.cluster.arrive
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @other_assembly() kernel {
+      // expected-error @+1 {{has no emulated form (inline assembly other than a wgmma)}}
+      llvm.inline_asm has_side_effects "exit;", "" : () -> ()
       gpu.return
     }
   }

@@ -65,13 +65,14 @@ module attributes {gpu.container_module} {
 // -----
 
 // Tensor-core operations: ldmatrix and mma.sync through scratch memory at
-// the function's entry, cp.async copied at once (its commits and waits
-// dropped).
+// the function's entry; cp.async, its commit and its wait as calls.
 // CHECK-LABEL: func.func @tiles
 // CHECK: %[[MMA_OUT:.*]] = llvm.alloca %{{.*}} x i8 {alignment = 16 : i64}
 // CHECK: %[[LD_OUT:.*]] = llvm.alloca %{{.*}} x i8 {alignment = 16 : i64}
-// CHECK: call @tfm_emu_copy(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, i64, i64) -> ()
-// CHECK-NOT: nvvm.cp.async
+// CHECK: call @tfm_emu_cp_async(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, i64, i64) -> ()
+// CHECK: call @tfm_emu_cp_async_commit() : () -> ()
+// CHECK: %[[NEWEST:.*]] = arith.constant 0 : i32
+// CHECK: call @tfm_emu_cp_async_wait(%[[NEWEST]]) : (i32) -> ()
 // CHECK: call @tfm_emu_ldmatrix(%{{.*}}, %{{.*}}, %{{.*}}, %[[LD_OUT]])
 // CHECK: %[[WORDS:.*]] = llvm.load %[[LD_OUT]] : !llvm.ptr -> vector<4xi32>
 // CHECK: %[[HALVES:.*]] = vector.bitcast %[[WORDS]] : vector<4xi32> to vector<8xbf16>
@@ -94,3 +95,59 @@ module attributes {gpu.container_module} {
   }
 }
 
+
+// -----
+
+// sm_90a: wgmma (the NVVM op, from shared memory; the inline PTX, A from
+// registers, B transposed) through the accumulators in scratch memory;
+// barrier objects, a TMA load and named barriers as calls; fences, commits,
+// waits and register moves dropped; pointers without address spaces.
+// CHECK-LABEL: func.func @hopper
+// CHECK-DAG: %[[INLINE_REGS:.*]] = llvm.alloca %{{.*}} x i8 {alignment = 16 : i64}
+// CHECK-DAG: %[[INLINE_ACC:.*]] = llvm.alloca %{{.*}} x i8 {alignment = 16 : i64}
+// CHECK-DAG: %[[ACC:.*]] = llvm.alloca %{{.*}} x i8 {alignment = 16 : i64}
+// CHECK-NOT: nvvm.
+// CHECK: call @tfm_emu_mbarrier_init(%{{.*}}, %{{.*}}) : (!llvm.ptr, i32) -> ()
+// CHECK: call @tfm_emu_mbarrier_arrive(%{{.*}}, %{{.*}}) : (!llvm.ptr, i32) -> ()
+// CHECK: call @tfm_emu_tma_load(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, i32, i32, i32, i32, i32) -> ()
+// CHECK: %[[DONE:.*]] = call @tfm_emu_mbarrier_try_wait(%{{.*}}, %{{.*}}) : (!llvm.ptr, i32) -> i32
+// CHECK: arith.cmpi ne, %[[DONE]], %{{.*}} : i32
+// CHECK: %[[NO_REGS:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK: %[[FLAGS:.*]] = arith.constant 0 : i32
+// CHECK: call @tfm_emu_wgmma(%[[ACC]], %{{.*}}, %[[NO_REGS]], %{{.*}}, %{{.*}}, %[[FLAGS]]) : (!llvm.ptr, i32, !llvm.ptr, i64, i64, i32) -> ()
+// CHECK: llvm.load %[[ACC]] : !llvm.ptr -> !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
+// CHECK: %[[TRANSPOSED:.*]] = arith.constant 4 : i32
+// CHECK: call @tfm_emu_wgmma(%[[INLINE_ACC]], %{{.*}}, %[[INLINE_REGS]], %{{.*}}, %{{.*}}, %[[TRANSPOSED]])
+// CHECK: %[[WAIT:.*]] = arith.constant 1 : i32
+// CHECK: call @tfm_emu_named_barrier(%{{.*}}, %{{.*}}, %[[WAIT]]) : (i32, i32, i32) -> ()
+// CHECK: %[[NO_WAIT:.*]] = arith.constant 0 : i32
+// CHECK: call @tfm_emu_named_barrier(%{{.*}}, %{{.*}}, %[[NO_WAIT]]) : (i32, i32, i32) -> ()
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @hopper(%map: !llvm.ptr, %desc: i64, %acc: !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>, %r: i32, %x: i32) kernel {
+      %c1 = arith.constant 1 : i32
+      %c128 = arith.constant 128 : i32
+      %c4096 = arith.constant 4096 : i32
+      %address = arith.constant 1024 : i64
+      %bar = llvm.inttoptr %address : i64 to !llvm.ptr<3>
+      %tile = llvm.inttoptr %address : i64 to !llvm.ptr<3>
+      %dst = llvm.addrspacecast %tile : !llvm.ptr<3> to !llvm.ptr<7>
+      nvvm.mbarrier.init %bar, %c1 : !llvm.ptr<3>, i32
+      nvvm.fence.mbarrier.init
+      nvvm.mbarrier.arrive.expect_tx %bar, %c4096 : !llvm.ptr<3>, i32
+      nvvm.cp.async.bulk.tensor.shared.cluster.global %dst, %map, %bar, box[%x, %x] : !llvm.ptr<7>, !llvm.ptr
+      %done = nvvm.mbarrier.try_wait %bar, %x, %c1 : !llvm.ptr<3>, i32, i32 -> i1
+      nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+      nvvm.setmaxregister increase 232
+      nvvm.wgmma.fence.aligned
+      %d = nvvm.wgmma.mma_async %desc, %desc, %acc, <m = 64, n = 16, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>] : !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)> -> !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
+      nvvm.wgmma.commit.group.sync.aligned
+      nvvm.wgmma.wait.group.sync.aligned 0
+      %f = llvm.extractvalue %d[0] : !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32)>
+      %e = llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred p;\0Asetp.ne.b32 p, 1, 0;\0Awgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {$0, $1, $2, $3}, {$8, $9, $10, $11}, $12, p, 1, 1, 1;\0A}", "=f,=f,=f,=f,0,1,2,3,r,r,r,r,l" %f, %f, %f, %f, %r, %r, %r, %r, %desc : (f32, f32, f32, f32, i32, i32, i32, i32, i64) -> !llvm.struct<(f32, f32, f32, f32)>
+      nvvm.barrier id = %c1 number_of_threads = %c128
+      nvvm.barrier.arrive id = %c1 number_of_threads = %c128
+      gpu.return
+    }
+  }
+}

@@ -243,7 +243,7 @@ static void printList(const char *name, const void *values, unsigned count,
 }
 
 // Prints its arguments (the address only modulo 16: its alignment); the
-// map is the address and zeros.
+// map holds them for emulated TMA loads (FakeTensorMap).
 CUresult cuTensorMapEncodeTiled(void *map, int type, unsigned rank,
                                 void *address, const unsigned long long *sizes,
                                 const unsigned long long *strides,
@@ -251,8 +251,24 @@ CUresult cuTensorMapEncodeTiled(void *map, int type, unsigned rank,
                                 const unsigned *elementStrides, int interleave,
                                 int swizzle, int l2Promotion, int oobFill) {
   ++mapsEncoded;
+  // What an emulated TMA load reads (fake-cuda-kernels.h).
+  static const unsigned char kElementBytes[] = {1, 2, 4, 4, 8, 8, 2,
+                                                4, 8, 2, 4, 4, 4};
+  FakeTensorMap encoded;
+  memset(&encoded, 0, sizeof(encoded));
+  encoded.address = address;
+  encoded.rank = (unsigned char)rank;
+  encoded.elementBytes = type >= 0 && type <= 12 ? kElementBytes[type] : 0;
+  encoded.swizzle = (unsigned char)swizzle;
+  encoded.nanFill = (unsigned char)oobFill;
+  for (unsigned i = 0; i < rank && i < 5; ++i) {
+    encoded.sizes[i] = sizes[i];
+    encoded.box[i] = box[i];
+    if (i + 1 < rank)
+      encoded.strides[i] = strides[i];
+  }
   memset(map, 0, kMapBytes);
-  memcpy(map, &address, sizeof(address));
+  memcpy(map, &encoded, sizeof(encoded));
   if (getenv("FAKE_CUDA_COUNT_MAPS"))
     return 0;
   fprintf(stderr, "cuTensorMapEncodeTiled: type %d rank %u address%%16 %u",

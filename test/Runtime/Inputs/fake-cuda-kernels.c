@@ -23,11 +23,23 @@
 enum { kWarp = 32, kMaxThreads = 1024, kStackBytes = 128 * 1024 };
 enum { kSharedWindow = 256 * 1024 };
 
+// A cp.async copy not yet landed, and the commit group it joins (the
+// thread's commits before it).
+typedef struct {
+  void *to;
+  const void *from;
+  int64_t toBytes, fromBytes;
+  unsigned group;
+} PendingCopy;
+enum { kMaxPending = 64 };
+
 typedef struct {
   void *sp; // where the fiber's registers are while it is switched out
   char *stack;
   unsigned tid;
   int done;
+  PendingCopy pending[kMaxPending];
+  unsigned pendingCount, commits;
 } Fiber;
 
 // What a warp-wide operation exchanges: each lane's operands.
@@ -42,6 +54,32 @@ typedef struct {
   Lane lanes[kWarp];
 } Warp;
 
+// A warpgroup's wgmma: its A (from registers or shared memory) and B as
+// floats, decoded once by its first thread.
+enum { kWarpgroup = 128, kMaxColumns = 256 };
+typedef struct {
+  unsigned arrived;
+  unsigned long generation;
+  uint32_t registers[kWarpgroup][4];
+  float a[64][16], b[16][kMaxColumns];
+} Warpgroup;
+
+// A named barrier (bar.sync id, count; bar.arrive).
+typedef struct {
+  unsigned arrived;
+  unsigned long generation;
+} NamedBarrier;
+
+// An mbarrier's state, beside its 8 bytes of shared memory (by offset / 8).
+typedef struct {
+  int expected, pending;
+  long long transactions;
+  unsigned phase;
+} MemoryBarrier;
+
+static void *library;
+static char *sharedWindow; // the library's tfm_emu_shared
+
 static struct {
   EmulatedKernel kernel;
   void **params;
@@ -54,6 +92,9 @@ static struct {
   unsigned long generation;
   unsigned long events; // arrivals, releases and finishes: progress
   Warp warps[kMaxThreads / kWarp];
+  Warpgroup warpgroups[kMaxThreads / kWarpgroup];
+  NamedBarrier named[16];
+  MemoryBarrier barriers[kSharedWindow / 8];
 } emu;
 
 // Saves the callee-saved registers and the float control words on the
@@ -75,18 +116,21 @@ __asm__(".text\n"
         "tfm_fiber_start:\n"
         "  movq %r12, %rdi\n  call tfm_fiber_main\n  ud2\n");
 
+static void landBefore(Fiber *fiber, unsigned group);
+
 __attribute__((used)) void tfm_fiber_main(Fiber *fiber) {
   emu.kernel(emu.params);
+  landBefore(fiber, ~0u);
   fiber->done = 1;
   tfm_fiber_switch(&fiber->sp, emu.schedulerSp);
 }
 
 static void yield(void) { tfm_fiber_switch(&emu.current->sp, emu.schedulerSp); }
 
-static unsigned liveLanes(unsigned warp) {
+// Live threads among `size` from `first`.
+static unsigned liveIn(unsigned first, unsigned size) {
   unsigned count = 0;
-  for (unsigned t = warp * kWarp; t < emu.threads && t < (warp + 1) * kWarp;
-       ++t)
+  for (unsigned t = first; t < emu.threads && t < first + size; ++t)
     count += !emu.fibers[t].done;
   return count;
 }
@@ -100,9 +144,17 @@ static void release(void) {
   }
   for (unsigned w = 0; w * kWarp < emu.threads; ++w) {
     Warp *warp = &emu.warps[w];
-    if (warp->arrived && warp->arrived == liveLanes(w)) {
+    if (warp->arrived && warp->arrived == liveIn(w * kWarp, kWarp)) {
       warp->arrived = 0;
       ++warp->generation;
+    }
+  }
+  for (unsigned w = 0; w * kWarpgroup < emu.threads; ++w) {
+    Warpgroup *group = &emu.warpgroups[w];
+    if (group->arrived &&
+        group->arrived == liveIn(w * kWarpgroup, kWarpgroup)) {
+      group->arrived = 0;
+      ++group->generation;
     }
   }
 }
@@ -118,14 +170,42 @@ void tfm_emu_barrier(void) {
 
 static Warp *myWarp(void) { return &emu.warps[emu.current->tid / kWarp]; }
 static unsigned myLane(void) { return emu.current->tid % kWarp; }
+static Warpgroup *myWarpgroup(void) {
+  return &emu.warpgroups[emu.current->tid / kWarpgroup];
+}
+
+// Waits until every live thread of the group has arrived.
+static void groupSync(unsigned *arrived, unsigned long *generation) {
+  unsigned long current = *generation;
+  ++*arrived;
+  ++emu.events;
+  release();
+  while (*generation == current)
+    yield();
+}
 
 static void warpSync(void) {
   Warp *warp = myWarp();
-  unsigned long generation = warp->generation;
-  ++warp->arrived;
+  groupSync(&warp->arrived, &warp->generation);
+}
+
+static void warpgroupSync(void) {
+  Warpgroup *group = myWarpgroup();
+  groupSync(&group->arrived, &group->generation);
+}
+
+// bar.sync (wait) or bar.arrive: barrier `id` completes when `count`
+// threads (0: every live thread of the block) have arrived.
+void tfm_emu_named_barrier(int32_t id, int32_t count, int32_t wait) {
+  NamedBarrier *barrier = &emu.named[id & 15];
+  unsigned long generation = barrier->generation;
   ++emu.events;
-  release();
-  while (warp->generation == generation)
+  if (++barrier->arrived >= (count > 0 ? (unsigned)count : emu.live)) {
+    barrier->arrived = 0;
+    ++barrier->generation;
+    return;
+  }
+  while (wait && barrier->generation == generation)
     yield();
 }
 
@@ -246,14 +326,211 @@ void tfm_emu_mma(uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
   warpSync();
 }
 
-void tfm_emu_copy(void *to, const void *from, int64_t toBytes,
-                  int64_t fromBytes) {
-  memcpy(to, from, (size_t)fromBytes);
-  memset((char *)to + fromBytes, 0, (size_t)(toBytes - fromBytes));
+static void fatal(const char *message) {
+  fprintf(stderr, "fake driver: %s\n", message);
+  abort();
 }
 
-static void *library;
-static char *sharedWindow;
+// The byte of a 128-byte-swizzled tile at window offset `offset`: its
+// 16-byte chunk (bits 4-6) XOR its row of the 1024-byte atom (bits 7-9).
+static size_t swizzled(size_t offset) {
+  return offset ^ ((offset >> 7 & 7) << 4);
+}
+
+// Element (row, k) of a wgmma operand in shared memory, from its matrix
+// descriptor (PTX's canonical layouts, 128-byte swizzle): K-major rows of
+// 128 bytes, 8-row groups `stride` bytes apart; MN-major rows along K,
+// 64-element panels along MN `leading` bytes apart.
+static float sharedOperand(uint64_t descriptor, unsigned row, unsigned k,
+                           int mnMajor, int f16) {
+  if ((descriptor >> 62) != 1)
+    fatal("wgmma: only 128-byte swizzled operands are emulated");
+  size_t start = (descriptor & 0x3fff) << 4;
+  size_t leading = (descriptor >> 16 & 0x3fff) << 4;
+  size_t stride = (descriptor >> 32 & 0x3fff) << 4;
+  size_t offset =
+      mnMajor ? start + (row % 64) * 2 + (row / 64) * leading +
+                    (k % 8) * 128 + (k / 8) * stride
+              : start + (row % 8) * 128 + (row / 8) * stride + k * 2;
+  offset = swizzled(offset);
+  if (offset + 2 > kSharedWindow)
+    fatal("wgmma: an operand outside shared memory");
+  uint16_t half;
+  memcpy(&half, sharedWindow + offset, 2);
+  return widen(half, f16);
+}
+
+// wgmma.mma_async m64nNk16 with f32 sums, done when issued: `acc` is this
+// thread's N / 2 sums (PTX's accumulator layout: warp w of the warpgroup
+// has rows 16w to 16w + 15, its lanes as mma.sync's for each 8 columns).
+// A is each thread's 4 registers (`registers`, mma.sync's A layout per
+// warp) or the descriptor `a`; flags: 1 f16, 2 A MN-major, 4 B MN-major,
+// 8 the sums start from zero.
+void tfm_emu_wgmma(float *acc, int32_t n, const uint32_t *registers,
+                   uint64_t a, uint64_t b, int32_t flags) {
+  Warpgroup *group = myWarpgroup();
+  unsigned thread = emu.current->tid % kWarpgroup;
+  int f16 = flags & 1;
+  if (n > kMaxColumns || n % 8)
+    fatal("wgmma: N must be a multiple of 8 up to 256");
+  if (registers)
+    memcpy(group->registers[thread], registers, 16);
+  warpgroupSync();
+  if (thread == 0) {
+    for (unsigned row = 0; row < 64; ++row)
+      for (unsigned k = 0; k < 16; ++k) {
+        if (!registers) {
+          group->a[row][k] = sharedOperand(a, row, k, flags & 2, f16);
+          continue;
+        }
+        unsigned r = row % 16, holder = row / 16 * kWarp +
+                                        (r % 8) * 4 + (k % 8) / 2;
+        uint32_t word = group->registers[holder][(r >= 8) + 2 * (k >= 8)];
+        group->a[row][k] = widen(word >> (16 * (k & 1)) & 0xffff, f16);
+      }
+    for (unsigned k = 0; k < 16; ++k)
+      for (unsigned column = 0; column < (unsigned)n; ++column)
+        group->b[k][column] = sharedOperand(b, column, k, flags & 4, f16);
+  }
+  warpgroupSync();
+  unsigned warp = thread / kWarp, g = thread % kWarp / 4, t = thread % 4;
+  for (int i = 0; i < n / 2; ++i) {
+    unsigned row = 16 * warp + g + ((i & 3) >= 2 ? 8 : 0);
+    unsigned column = 8 * (i / 4) + 2 * t + (i & 1);
+    float sum = flags & 8 ? 0.0f : acc[i];
+    for (unsigned k = 0; k < 16; ++k)
+      sum += group->a[row][k] * group->b[k][column];
+    acc[i] = sum;
+  }
+  warpgroupSync();
+}
+
+static MemoryBarrier *memoryBarrier(const void *address) {
+  size_t offset = (size_t)((const char *)address - sharedWindow);
+  if (!sharedWindow || offset >= kSharedWindow || offset % 8)
+    fatal("an mbarrier outside shared memory");
+  return &emu.barriers[offset / 8];
+}
+
+// Completes the barrier's phase when its arrivals and transactions are in.
+static void completeIfDone(MemoryBarrier *barrier) {
+  if (barrier->pending > 0 || barrier->transactions > 0)
+    return;
+  barrier->phase ^= 1;
+  barrier->pending = barrier->expected;
+  barrier->transactions = 0;
+  ++emu.events;
+}
+
+void tfm_emu_mbarrier_init(void *address, int32_t count) {
+  MemoryBarrier *barrier = memoryBarrier(address);
+  barrier->expected = barrier->pending = count;
+  barrier->transactions = 0;
+  barrier->phase = 0;
+}
+
+// An arrival, expecting `bytes` more of transactions (TMA loads).
+void tfm_emu_mbarrier_arrive(void *address, int32_t bytes) {
+  MemoryBarrier *barrier = memoryBarrier(address);
+  barrier->transactions += bytes;
+  --barrier->pending;
+  ++emu.events;
+  completeIfDone(barrier);
+}
+
+// try_wait.parity: whether the phase of parity `phase` has completed (the
+// barrier is in the other one); yields to the other threads if not.
+int32_t tfm_emu_mbarrier_try_wait(void *address, int32_t phase) {
+  MemoryBarrier *barrier = memoryBarrier(address);
+  if (barrier->phase != ((unsigned)phase & 1))
+    return 1;
+  yield();
+  return 0;
+}
+
+// A TMA load of the box at `coordinates` (innermost first) into `to`,
+// done when issued: elements outside the tensor are zeros (or NaNs), the
+// box stored densely, 128-byte swizzled if the map says so; then the
+// barrier's transactions are complete by the box's bytes.
+void tfm_emu_tma_load(void *to, const void *map, void *barrier, int32_t c0,
+                      int32_t c1, int32_t c2, int32_t c3, int32_t c4) {
+  const FakeTensorMap *tensor = map;
+  int32_t coordinates[5] = {c0, c1, c2, c3, c4};
+  unsigned rank = tensor->rank, bytes = tensor->elementBytes;
+  size_t elements = 1;
+  for (unsigned d = 0; d < rank; ++d)
+    elements *= tensor->box[d];
+  size_t base = (size_t)((char *)to - sharedWindow);
+  if (!sharedWindow || base + elements * bytes > kSharedWindow)
+    fatal("a TMA load outside shared memory");
+  for (size_t e = 0; e < elements; ++e) {
+    size_t rest = e, source = 0;
+    int inside = 1;
+    for (unsigned d = 0; d < rank; ++d) {
+      int64_t at = (int64_t)coordinates[d] + (int64_t)(rest % tensor->box[d]);
+      rest /= tensor->box[d];
+      inside &= at >= 0 && (uint64_t)at < tensor->sizes[d];
+      source += d ? (size_t)at * tensor->strides[d - 1] : (size_t)at * bytes;
+    }
+    size_t offset = base + e * bytes;
+    if (tensor->swizzle == 3)
+      offset = swizzled(offset);
+    else if (tensor->swizzle != 0)
+      fatal("TMA: only unswizzled and 128-byte swizzled boxes are emulated");
+    if (inside)
+      memcpy(sharedWindow + offset, tensor->address + source, bytes);
+    else
+      memset(sharedWindow + offset, tensor->nanFill ? 0xff : 0, bytes);
+  }
+  MemoryBarrier *state = memoryBarrier(barrier);
+  state->transactions -= (long long)(elements * bytes);
+  ++emu.events;
+  completeIfDone(state);
+}
+
+static void land(const PendingCopy *copy) {
+  memcpy(copy->to, copy->from, (size_t)copy->fromBytes);
+  memset((char *)copy->to + copy->fromBytes, 0,
+         (size_t)(copy->toBytes - copy->fromBytes));
+}
+
+// Lands the thread's copies of the groups before `group`.
+static void landBefore(Fiber *fiber, unsigned group) {
+  unsigned kept = 0;
+  for (unsigned i = 0; i < fiber->pendingCount; ++i) {
+    if (fiber->pending[i].group < group)
+      land(&fiber->pending[i]);
+    else
+      fiber->pending[kept++] = fiber->pending[i];
+  }
+  fiber->pendingCount = kept;
+}
+
+// cp.async: the copy lands at the latest moment PTX allows, the wait on
+// its group (or the thread's end), so that a kernel reading its tile
+// before waiting reads what was there (NaN bytes, or the last tile).
+void tfm_emu_cp_async(void *to, const void *from, int64_t toBytes,
+                      int64_t fromBytes) {
+  Fiber *fiber = emu.current;
+  if (fiber->pendingCount == kMaxPending) { // the oldest lands early
+    land(&fiber->pending[0]);
+    memmove(fiber->pending, fiber->pending + 1,
+            (kMaxPending - 1) * sizeof(PendingCopy));
+    --fiber->pendingCount;
+  }
+  PendingCopy copy = {to, from, toBytes, fromBytes, fiber->commits};
+  fiber->pending[fiber->pendingCount++] = copy;
+}
+
+void tfm_emu_cp_async_commit(void) { ++emu.current->commits; }
+
+// cp.async.wait_group n: every committed group but the newest n.
+void tfm_emu_cp_async_wait(int32_t newest) {
+  Fiber *fiber = emu.current;
+  if (fiber->commits > (unsigned)newest)
+    landBefore(fiber, fiber->commits - (unsigned)newest);
+}
+
 
 void *fakeCudaEmulatedKernel(const char *name) {
   const char *path = getenv("FAKE_CUDA_KERNELS");
@@ -296,11 +573,13 @@ static int runBlock(void) {
   emu.live = emu.threads;
   emu.arrived = 0;
   memset(emu.warps, 0, sizeof(emu.warps));
+  memset(emu.named, 0, sizeof(emu.named));
   for (unsigned t = 0; t < emu.threads; ++t) {
     Fiber *fiber = &emu.fibers[t];
     fiber->stack = stacks + (size_t)t * kStackBytes;
     fiber->tid = t;
     fiber->done = 0;
+    fiber->pendingCount = fiber->commits = 0;
     // The frame tfm_fiber_switch pops: control words, r15-r12 (r12: the
     // fiber), rbx, rbp, then the return address, tfm_fiber_start.
     char *top = fiber->stack + kStackBytes;

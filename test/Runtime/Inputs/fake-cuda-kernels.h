@@ -13,4 +13,15 @@ int fakeCudaRunKernel(void *kernel, const unsigned grid[3],
                       const unsigned block[3], unsigned shared,
                       void **params);
 
+// The fake driver's tensor map, in the 128 bytes of a CUtensorMap
+// (cuTensorMapEncodeTiled): what an emulated TMA load reads.
+#include <stdint.h>
+typedef struct {
+  char *address;
+  uint64_t sizes[5], strides[4]; // elements, innermost first; bytes
+  uint32_t box[5];
+  uint8_t rank, elementBytes, swizzle, nanFill;
+} FakeTensorMap;
+_Static_assert(sizeof(FakeTensorMap) <= 128, "a CUtensorMap's 128 bytes");
+
 #endif // FAKE_CUDA_KERNELS_H
