@@ -136,28 +136,8 @@ void mlir::tfm::buildTfmBufferizationStage(
   pm.addNestedPass<func::FuncOp>(createTfmFreeBuffersEarlyPass());
 }
 
-void mlir::tfm::buildTfmToLLVMDialectStage(
-    OpPassManager &pm, const TfmLowerToLLVMPipelineOptions &options) {
-  pm.addNestedPass<func::FuncOp>(
-      createTfmCPULowerVectorsPass(options.cpuCodegen()));
-  pm.addPass(createCanonicalizerPass());
-  // bf16 register blocks marked for AMX tiles (amx=1), before the rest of
-  // linalg becomes loops.
-  pm.addPass(createTfmCPULowerAMXPass());
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-  // Parallel tiles (scf.forall) run on OpenMP threads (libomp; the thread
-  // count follows OMP_NUM_THREADS, default: every core). The canonicalize
-  // after convert-scf-to-openmp is required (memref.alloca_scope bodies).
-  pm.addPass(createForallToParallelLoopPass());
-  pm.addPass(createConvertSCFToOpenMPPass());
-  pm.addPass(createTfmCPUHoistThreadScratchPass());
-  // One heap allocation per call: activations and thread scratch become
-  // views of a workspace.
-  pm.addPass(createTfmCPUPlanWorkspacePass());
-  pm.addPass(createTfmCPUDynamicSchedulePass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createConvertVectorToSCFPass(
-      VectorTransferToSCFOptions().enableFullUnroll().setTargetRank(1)));
+void mlir::tfm::buildHostToLLVMConversion(OpPassManager &pm,
+                                          bool genericAllocations) {
   pm.addPass(createTfmResolveDynamicExpandShapesPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
@@ -184,7 +164,7 @@ void mlir::tfm::buildTfmToLLVMDialectStage(
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createArithToLLVMConversionPass());
   FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
-  memrefToLLVM.useGenericFunctions = options.bufferCache;
+  memrefToLLVM.useGenericFunctions = genericAllocations;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
@@ -192,6 +172,31 @@ void mlir::tfm::buildTfmToLLVMDialectStage(
   pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void mlir::tfm::buildTfmToLLVMDialectStage(
+    OpPassManager &pm, const TfmLowerToLLVMPipelineOptions &options) {
+  pm.addNestedPass<func::FuncOp>(
+      createTfmCPULowerVectorsPass(options.cpuCodegen()));
+  pm.addPass(createCanonicalizerPass());
+  // bf16 register blocks marked for AMX tiles (amx=1), before the rest of
+  // linalg becomes loops.
+  pm.addPass(createTfmCPULowerAMXPass());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // Parallel tiles (scf.forall) run on OpenMP threads (libomp; the thread
+  // count follows OMP_NUM_THREADS, default: every core). The canonicalize
+  // after convert-scf-to-openmp is required (memref.alloca_scope bodies).
+  pm.addPass(createForallToParallelLoopPass());
+  pm.addPass(createConvertSCFToOpenMPPass());
+  pm.addPass(createTfmCPUHoistThreadScratchPass());
+  // One heap allocation per call: activations and thread scratch become
+  // views of a workspace.
+  pm.addPass(createTfmCPUPlanWorkspacePass());
+  pm.addPass(createTfmCPUDynamicSchedulePass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createConvertVectorToSCFPass(
+      VectorTransferToSCFOptions().enableFullUnroll().setTargetRank(1)));
+  buildHostToLLVMConversion(pm, options.bufferCache);
   pm.addPass(createCanonicalizerPass());
 }
 

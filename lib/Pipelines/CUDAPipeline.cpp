@@ -6,7 +6,6 @@
 #include "tfm/Dialect/Tfm/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
-#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -151,27 +150,8 @@ void mlir::tfm::buildTfmToNVVMStage(
 void mlir::tfm::buildTfmGPUEmulationPipeline(OpPassManager &pm) {
   pm.addPass(createTfmGPUEmulateKernelsPass());
   pm.addPass(createCanonicalizerPass());
-  // As the CPU target lowers its own code (buildTfmToLLVMDialectStage).
-  pm.addPass(createTfmResolveDynamicExpandShapesPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createConvertMathToLibmPass());
-  arith::ArithEmulateUnsupportedFloatsOptions emulate;
-  emulate.sourceTypeStrs = {"bf16"};
-  pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
-  arith::ArithExpandOpsPassOptions expand;
-  expand.includeBf16 = true;
-  pm.addPass(arith::createArithExpandOpsPass(expand));
-  pm.addPass(createConvertVectorToLLVMPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  pm.addPass(createConvertFuncToLLVMPass());
-  pm.addPass(createConvertIndexToLLVMPass());
-  pm.addPass(createUBToLLVMConversionPass());
-  pm.addPass(createReconcileUnrealizedCastsPass());
+  // As the CPU target lowers its own code.
+  buildHostToLLVMConversion(pm, /*genericAllocations=*/false);
   pm.addPass(createTfmGPUEmulatedEntryPointsPass());
   pm.addPass(createCanonicalizerPass());
 }

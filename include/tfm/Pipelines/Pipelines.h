@@ -255,6 +255,13 @@ void buildTfmToNVVMStage(OpPassManager &pm,
 void buildTfmLowerToNVVMPipeline(OpPassManager &pm,
                                  const TfmLowerToNVVMPipelineOptions &options);
 
+/// The CPU's conversion of loops, vectors, memrefs, math and arithmetic to
+/// the LLVM dialect (from tfm-resolve-dynamic-expand-shapes to
+/// reconcile-unrealized-casts): the end of the CPU target's llvm stage, and
+/// of the GPU kernels' emulation on the CPU. `genericAllocations`: memref
+/// allocations through the generic functions (the CPU's buffer cache).
+void buildHostToLLVMConversion(OpPassManager &pm, bool genericAllocations);
+
 /// The kernels of a module at the kernels stage as CPU functions in the
 /// LLVM dialect that call a GPU emulator (tfm-gpu-emulate-kernels), each
 /// with a cuLaunchKernel-style entry point: for checking the kernels where
