@@ -1,11 +1,12 @@
 // The fake driver's kernels (fake-cuda-driver.c): with FAKE_CUDA_KERNELS
-// naming a library of emulated kernels (the kernels stage of a --target=cuda
-// compile through tfm-opt --tfm-gpu-emulation-pipeline; scripts/
-// emulate-gpu.sh builds one), each launch runs its kernel on the CPU. Every
-// thread of a block is a fiber with a stack of its own; the blocks run one
-// after another. A fiber runs until it must wait for others (a barrier, or
-// a warp's shuffle, ldmatrix or mma, each a warp-wide exchange), then the
-// next runs. A block whose threads all wait and none can go on is a
+// naming a library of emulated kernels (tfm-compile --target=cuda
+// --emit=emulated-kernels: docs/DESIGN.md, "The kernels on a CPU"), each
+// launch runs its kernel on the CPU. Every thread of a block is a fiber
+// with a stack of its own; the blocks run one after another. A fiber runs
+// until it must wait for others (a barrier, named or not; a warp's
+// shuffle, ldmatrix or mma, or a warpgroup's wgmma, each an exchange of
+// operands; a barrier object's phase), then the next runs. A block whose
+// threads all wait and none can go on is a
 // deadlock: the launch fails with a message. Dynamic shared memory is the
 // library's window `tfm_emu_shared`, filled with 0xff bytes (NaN in every
 // float type) before each block, as a GPU's holds whatever was there. x86-64
