@@ -57,9 +57,11 @@
                                   attention-overlap-ws.so, with the
                                   overlap, and attention-pingpong.so,
                                   also taking turns, and
-                                  attention-overlap-keys128.so and
-                                  attention-pingpong-keys128.so, with
-                                  tiles of 128 keys), each
+                                  attention-overlap-keys128.so, with
+                                  tiles of 128 keys, and
+                                  attention-mma-sync.so, sm_80's
+                                  kernel; the default, attention.so,
+                                  is ping-pong with 128-key tiles), each
                                   few-rows the
                                   model (model-few-rows-N.so, timed by
                                   `step` beside model.so), the model
@@ -72,8 +74,8 @@
                                   model-tma.so, model-ws.so,
                                   model-persistent.so,
                                   model-attention-ws.so,
-                                  model-pingpong.so and
-                                  model-pingpong-keys128.so, timed by
+                                  model-pingpong.so (64-key tiles) and
+                                  model-mma-sync.so, timed by
                                   `model` beside model.so
   gpu.py run DIR [attention] [projections] [decode] [step] [model]
                                   on the GPU machine: both sides' figures,
@@ -164,8 +166,7 @@ def prepare(directory, tilings, warp_rows, few_rows, arch="sm_90a"):
                  "pingpong": ["--gpu-attention-pingpong"],
                  "overlap-keys128": ["--gpu-attention-wgmma-overlap",
                                      "--gpu-attention-keys=128"],
-                 "pingpong-keys128": ["--gpu-attention-pingpong",
-                                      "--gpu-attention-keys=128"]}
+                 "mma-sync": ["--gpu-attention-mma-sync"]}
         for form, form_flags in forms.items():
             compiler.compile_mlir(text, directory / f"attention-{form}.so",
                                   flags=flags + form_flags)
@@ -206,9 +207,8 @@ def prepare(directory, tilings, warp_rows, few_rows, arch="sm_90a"):
             dict(FULL, dtype="bf16"), directory / "model-pingpong.so",
             flags=flags + ["--gpu-attention-pingpong"])
         compiler.compile_model(
-            dict(FULL, dtype="bf16"), directory / "model-pingpong-keys128.so",
-            flags=flags + ["--gpu-attention-pingpong",
-                           "--gpu-attention-keys=128"])
+            dict(FULL, dtype="bf16"), directory / "model-mma-sync.so",
+            flags=flags + ["--gpu-attention-mma-sync"])
     compiler.compile_model(dict(FULL, dtype="bf16"),
                            directory / "model-split-kv.so",
                            flags=flags + ["--gpu-attention-split-kv"])
@@ -587,8 +587,8 @@ if __name__ == "__main__":
                 for library in ("model.so", "model-separate-launches.so",
                                 "model-separate-norms.so",
                                 "model-tma.so", "model-ws.so",
-                                "model-persistent.so", "model-attention-ws.so", "model-pingpong.so",
-                                "model-pingpong-keys128.so")
+                                "model-persistent.so", "model-attention-ws.so",
+                                "model-pingpong.so", "model-mma-sync.so")
                 if (where / library).exists()]
         print(json.dumps(results))
     else:

@@ -5,8 +5,8 @@
 #   scripts/gpu-tests.sh prepare [DIR]  here: builds tfm, compiles every
 #       suite that runs through the harness (test/Integration/CPU and
 #       test/Integration/GPU) for --target=cuda, once per architecture in
-#       GPU_ARCHS (default "sm_80 sm_90a": mma.sync kernels, and warpgroup
-#       MMA on Hopper) into DIR/ARCH (DIR default build/gpu-tests), with a
+#       GPU_ARCHS (default "sm_80 sm_90a": mma.sync kernels, and on Hopper
+#       warpgroup MMA, attention's in ping-pong with 128-key tiles) into DIR/ARCH (DIR default build/gpu-tests), with a
 #       fingerprint of each suite's inputs: the GPU machine draws the same
 #       inputs from the suites' seeds and computes the float64 references
 #       itself, so DIR stays small (about 14 MB an architecture, within one
@@ -14,7 +14,8 @@
 #       compiled with each other form of the attention kernel (its other
 #       row split, split-KV decode, warpgroup MMA with and without the
 #       softmax overlapping P·V, warpgroup MMA with tiles loaded by TMA,
-#       by a producer warpgroup, taking turns, tiles of 128 keys)
+#       by a producer warpgroup, taking turns, tiles of 128 keys; and
+#       mma.sync, sm_80's kernel)
 #       for sm_90a, and the projection suites and the models with the
 #       projections' tiles loaded by TMA (by all the tile's threads, or a
 #       producer warpgroup of their own, also in persistent blocks for 3
@@ -65,7 +66,7 @@ variants=(warp-rows-32:attention:--gpu-attention-warp-rows=32
           "overlap-ws:attention:--gpu-attention-wgmma-overlap --gpu-attention-warp-specialized"
           pingpong:attention:--gpu-attention-pingpong
           "overlap-keys128:attention:--gpu-attention-wgmma-overlap --gpu-attention-keys=128"
-          "pingpong-keys128:attention:--gpu-attention-pingpong --gpu-attention-keys=128"
+          mma-sync:attention:--gpu-attention-mma-sync
           matmul-tma:projection:--gpu-matmul-tma
           matmul-warp-specialized:projection:--gpu-matmul-warp-specialized
           "matmul-persistent:projection:--gpu-matmul-persistent --gpu-multiprocessors=3"

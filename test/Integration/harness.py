@@ -167,7 +167,8 @@ class Suite:
             for saved, argument in zip(case["fingerprints"], arguments):
                 now = _fingerprint(argument)
                 if (saved[:2] != now[:2] or
-                        not np.allclose(saved[2:], now[2:], rtol=1e-6, atol=1e-12)):
+                        not np.allclose(saved[2:], now[2:], rtol=1e-6, atol=1e-12,
+                                    equal_nan=True)):
                     sys.exit(f"{name}: inputs differ from the prepared ones "
                              f"({saved} there, {now} here): NumPy draws other "
                              "random numbers on this machine")

@@ -90,6 +90,15 @@ static llvm::Error run(ArrayRef<std::string> command) {
 
 namespace {
 
+/// Whether the options choose the attention kernel's form: one of the
+/// warpgroup forms, mma.sync, or mma.sync's 32 rows a warp.
+bool namesAttentionForm(const TargetOptions &options) {
+  return options.gpuAttentionMmaSync || options.gpuAttentionWgmma ||
+         options.gpuAttentionWgmmaOverlap || options.gpuAttentionTma ||
+         options.gpuAttentionWarpSpecialized || options.gpuAttentionPingpong ||
+         options.gpuAttentionWarpRows != 0;
+}
+
 class CUDATarget final : public TargetBackend {
 public:
   CUDATarget(std::unique_ptr<llvm::TargetMachine> host, StringRef chip,
@@ -100,22 +109,29 @@ public:
     pipeline.matmulTile = options.gpuMatmulTile;
     if (options.gpuAttentionWarpRows)
       pipeline.attentionWarpRows = options.gpuAttentionWarpRows;
-    if (options.gpuAttentionKeys)
-      pipeline.attentionKeys = options.gpuAttentionKeys;
     pipeline.attentionSplitKV = options.gpuAttentionSplitKV;
     pipeline.mergeLaunches = !options.gpuSeparateLaunches;
     pipeline.matmulNormPrologues = !options.gpuSeparateNorms;
+    // On sm_90a, unless a form is named, attention is FlashAttention-3's
+    // ping-pong kernel with 128-key tiles: on an H200 it ran at 0.76-1.72x
+    // PyTorch's flash backend where mma.sync ran at 0.57-0.86x
+    // (docs/PERFORMANCE.md).
+    bool pingpongByDefault = chip == "sm_90a" && !namesAttentionForm(options);
+    if (pingpongByDefault)
+      pipeline.attentionKeys = 128;
+    if (options.gpuAttentionKeys)
+      pipeline.attentionKeys = options.gpuAttentionKeys;
+    bool pingpong = options.gpuAttentionPingpong || pingpongByDefault;
     // Each attention form implies the ones it builds on.
-    bool specialized =
-        options.gpuAttentionWarpSpecialized || options.gpuAttentionPingpong;
+    bool specialized = options.gpuAttentionWarpSpecialized || pingpong;
     pipeline.attentionWarpgroupMma = options.gpuAttentionWgmma ||
                                      options.gpuAttentionWgmmaOverlap ||
                                      options.gpuAttentionTma || specialized;
     pipeline.attentionTma = options.gpuAttentionTma || specialized;
     pipeline.attentionWarpSpecialized = specialized;
     pipeline.attentionWarpgroupOverlap =
-        options.gpuAttentionWgmmaOverlap || options.gpuAttentionPingpong;
-    pipeline.attentionPingpong = options.gpuAttentionPingpong;
+        options.gpuAttentionWgmmaOverlap || pingpong;
+    pipeline.attentionPingpong = pingpong;
     // Each projection form implies the ones it builds on.
     bool matmulSpecialized =
         options.gpuMatmulWarpSpecialized || options.gpuMatmulPersistent;
@@ -380,6 +396,10 @@ mlir::tfm::createCUDATarget(const TargetOptions &options) {
                options.gpuAttentionTma || options.gpuAttentionWarpSpecialized ||
                options.gpuAttentionPingpong;
 
+  if (wgmma && options.gpuAttentionMmaSync)
+    return llvm::createStringError(wgmmaFlag +
+                                   " and --gpu-attention-mma-sync name two "
+                                   "attention kernels");
   if (wgmma && chip != "sm_90a")
     return llvm::createStringError(wgmmaFlag +
                                    " needs --gpu-arch=sm_90a (wgmma), not " +
@@ -388,7 +408,8 @@ mlir::tfm::createCUDATarget(const TargetOptions &options) {
     return llvm::createStringError(
         wgmmaFlag + " takes 16 rows a warp (a warpgroup's 64 rows), not "
                     "--gpu-attention-warp-rows=32");
-  if (options.gpuAttentionKeys == 128 && !wgmma)
+  if (options.gpuAttentionKeys == 128 && !wgmma &&
+      (chip != "sm_90a" || namesAttentionForm(options)))
     return llvm::createStringError(
         "--gpu-attention-keys=128 takes the warpgroup MMA kernel "
         "(--gpu-attention-wgmma or a form built on it): mma.sync's "
