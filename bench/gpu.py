@@ -12,15 +12,16 @@
 - decode: bf16 attention of one query a head against a KV cache (32 query
   heads; head dim 64 with 4 KV heads, 128 with 8), batch 1 and 8, caches
   of 1k to 64k positions, against scaled_dot_product_attention (enable_gqa,
-  PyTorch's choice of backend); tfm's usual kernel and its split-KV form
-  (--gpu-attention-split-kv), each also timed by its kernels alone. GB/s
+  PyTorch's choice of backend); tfm's split-KV kernel (the default) and
+  the one of a block per query head (--gpu-attention-split-kv=false), each
+  also timed by its kernels alone. GB/s
   count the K and V bytes read once.
 - step: one generated token of issue 16's model (decode, bf16) with KV
   caches holding 4096 positions, batch 1 and 8, against a PyTorch eager
   decode step on the same caches (the Hugging Face math with a static
   cache: the new k and v written at the position, SDPA with enable_gqa
   over the cache), for the model compiled as usual and with
-  --gpu-attention-split-kv; tfm's kernels timed alone too.
+  --gpu-attention-split-kv=false; tfm's kernels timed alone too.
 - model: issue 16's whole-model prefill, bf16 (bench/model.py's FULL
   LLaMA-style description, 2 layers, d_model 2048, 32/4 heads, d_ff 5632,
   vocab 32000), B = 1, S = 2048, every position's logits, against the same
@@ -172,8 +173,8 @@ def prepare(directory, tilings, warp_rows, few_rows, arch="sm_90a"):
                                   flags=flags + form_flags)
     text = "".join(decode_source(dim) for dim in DECODE_HEADS)
     compiler.compile_mlir(text, directory / "decode.so", flags=flags)
-    compiler.compile_mlir(text, directory / "decode-split-kv.so",
-                          flags=flags + ["--gpu-attention-split-kv"])
+    compiler.compile_mlir(text, directory / "decode-no-split-kv.so",
+                          flags=flags + ["--gpu-attention-split-kv=false"])
     text = "".join(projection_source(name, k, n)
                    for name, (k, n) in PROJECTIONS.items())
     compiler.compile_mlir(text, directory / "projections.so", flags=flags)
@@ -210,8 +211,8 @@ def prepare(directory, tilings, warp_rows, few_rows, arch="sm_90a"):
             dict(FULL, dtype="bf16"), directory / "model-mma-sync.so",
             flags=flags + ["--gpu-attention-mma-sync"])
     compiler.compile_model(dict(FULL, dtype="bf16"),
-                           directory / "model-split-kv.so",
-                           flags=flags + ["--gpu-attention-split-kv"])
+                           directory / "model-no-split-kv.so",
+                           flags=flags + ["--gpu-attention-split-kv=false"])
     for rows in few_rows:
         compiler.compile_model(dict(FULL, dtype="bf16"),
                                directory / f"model-few-rows-{rows}.so",

@@ -12,7 +12,7 @@
 #       itself, so DIR stays small (about 14 MB an architecture, within one
 #       device call's carry). The attention suites and the models are also
 #       compiled with each other form of the attention kernel (its other
-#       row split, split-KV decode, warpgroup MMA with and without the
+#       row split, decode without split-KV, warpgroup MMA with and without the
 #       softmax overlapping P·V, warpgroup MMA with tiles loaded by TMA,
 #       by a producer warpgroup, taking turns, tiles of 128 keys; and
 #       mma.sync, sm_80's kernel)
@@ -57,7 +57,7 @@ norm_suites=(CPU/layers CPU/blocks)
 # Each other form, NAME:SUITES:FLAGS (SUITES: attention, projection or
 # norm), for sm_90a, in DIR/variants/NAME with the models.
 variants=(warp-rows-32:attention:--gpu-attention-warp-rows=32
-          split-kv:attention:--gpu-attention-split-kv
+          no-split-kv:attention:--gpu-attention-split-kv=false
           wgmma:attention:--gpu-attention-wgmma
           wgmma-overlap:attention:--gpu-attention-wgmma-overlap
           attention-tma:attention:--gpu-attention-tma

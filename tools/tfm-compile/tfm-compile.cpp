@@ -131,6 +131,14 @@ cl::opt<int64_t> gpuFewRows(
              "streams the weights through every multiprocessor, rather "
              "than on tensor-core tiles"),
     cl::init(-1), cl::cat(category));
+cl::opt<bool> gpuAttentionSplitKV(
+    "gpu-attention-split-kv",
+    cl::desc("With --target=cuda: decode attention (a KV head's queries in "
+             "16 rows or fewer) packed into one warp per KV head, its keys "
+             "split among blocks and the parts combined (FlashDecoding; "
+             "default true, =false: a block per query head walks every "
+             "key)"),
+    cl::cat(category));
 #define TFM_GPU_FLAG(field, flag, description)                                 \
   cl::opt<bool> field(flag, cl::desc(description), cl::cat(category));
 #include "tfm/Target/GPUFlags.def"
@@ -230,6 +238,8 @@ int main(int argc, char **argv) {
   targetOptions.gpuAttentionKeys = gpuAttentionKeys;
 #define TFM_GPU_FLAG(field, flag, description) targetOptions.field = field;
 #include "tfm/Target/GPUFlags.def"
+  if (gpuAttentionSplitKV.getNumOccurrences())
+    targetOptions.gpuAttentionSplitKV = gpuAttentionSplitKV;
   targetOptions.gpuMultiprocessors = gpuMultiprocessors;
   targetOptions.gpuFewRows = gpuFewRows;
   targetOptions.optLevel = optLevel;

@@ -21,6 +21,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,9 @@ struct TargetOptions {
   /// A GPU target: projections of at most this many rows on the few-rows
   /// kernel (0 to 16, 0: none); -1: the default.
   int64_t gpuFewRows = -1;
+  /// A GPU target: decode attention split among blocks by key range
+  /// (FlashDecoding); unset: the target's default (on).
+  std::optional<bool> gpuAttentionSplitKV;
   /// A GPU target's on/off kernel choices (GPUFlags.def: what each does).
 #define TFM_GPU_FLAG(field, flag, description) bool field = false;
 #include "tfm/Target/GPUFlags.def"

@@ -141,6 +141,9 @@ mlir::tfm::createCPUTarget(const TargetOptions &options) {
   if (options.gpuMultiprocessors)
     return llvm::createStringError(
         "--gpu-multiprocessors is an option of --target=cuda");
+  if (options.gpuAttentionSplitKV.has_value())
+    return llvm::createStringError(
+        "--gpu-attention-split-kv is an option of --target=cuda");
   if (options.gpuFewRows >= 0)
     return llvm::createStringError(
         "--gpu-few-rows is an option of --target=cuda");

@@ -109,7 +109,9 @@ public:
     pipeline.matmulTile = options.gpuMatmulTile;
     if (options.gpuAttentionWarpRows)
       pipeline.attentionWarpRows = options.gpuAttentionWarpRows;
-    pipeline.attentionSplitKV = options.gpuAttentionSplitKV;
+    // Split-KV decode ran at 1.0-20x the kernel of a block per query head
+    // on an H200, and a decode step 25-32% faster (docs/PERFORMANCE.md).
+    pipeline.attentionSplitKV = options.gpuAttentionSplitKV.value_or(true);
     pipeline.mergeLaunches = !options.gpuSeparateLaunches;
     pipeline.matmulNormPrologues = !options.gpuSeparateNorms;
     // On sm_90a, unless a form is named, attention is FlashAttention-3's

@@ -1,8 +1,8 @@
 """Greedy generation on the GPU with a bf16 model whose attention runs on
 the tensor-core kernels (head dim 64, 2 query heads a KV head): prompts of
 300 and 77 tokens in one batch (prefill), then 12 decode steps over caches
-of 312 positions (the second row's cache mostly empty; with
---gpu-attention-split-kv, 3 key ranges a KV head). Each step's logits
+of 312 positions (the second row's cache mostly empty; split-KV, the
+default, in 3 key ranges a KV head). Each step's logits
 against the float64 reference language model recomputing the whole prefix
 fed the same tokens, within 3e-2 of its largest logit (bf16 results in
 every layer: the CPU target's build of this model is at 1.5e-2), and
