@@ -364,6 +364,32 @@ KernelBuilder::Tiles KernelBuilder::probabilitiesOf(Tiles &scores) {
 
 void KernelBuilder::storeResults(ArrayRef<Value> results) {
   int64_t rowTiles = split.rowTiles();
+  if (!split.packed) {
+    // Per row tile and half, the lane's pairs of O / l, rounded.
+    SmallVector<SmallVector<Value>> pairs;
+    for (int64_t mt = 0; mt < rowTiles; ++mt)
+      for (int64_t half = 0; half < 2; ++half) {
+        Value sum = quadReduce(results[sumAt(mt, half)], /*sum=*/true);
+        Value positive =
+            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, sum, zero);
+        Value inverse = arith::SelectOp::create(
+            b, loc, positive, arith::DivFOp::create(b, loc, f32(1.0), sum),
+            zero);
+        SmallVector<Value> &rowPairs = pairs.emplace_back();
+        for (int64_t d = 0; d < headDim / 8; ++d) {
+          SmallVector<Value> pair;
+          for (int64_t e = 2 * half; e < 2 * half + 2; ++e)
+            pair.push_back(arith::MulFOp::create(
+                b, loc, results[accAt(mt, d) + e], inverse));
+          rowPairs.push_back(arith::TruncFOp::create(
+              b, loc, VectorType::get({2}, element),
+              vector::FromElementsOp::create(
+                  b, loc, VectorType::get({2}, b.getF32Type()), pair)));
+        }
+      }
+    storeStaged(pairs);
+    return;
+  }
   for (int64_t mt = 0; mt < rowTiles; ++mt)
     for (int64_t half = 0; half < 2; ++half) {
       Value sum = quadReduce(results[sumAt(mt, half)], /*sum=*/true);
@@ -393,10 +419,6 @@ void KernelBuilder::storeResults(ArrayRef<Value> results) {
               ValueRange{batch, row.head, row.query, add(columnInTile, d * 8)});
         }
       };
-      if (!split.packed) {
-        storeResult();
-        continue;
-      }
       auto oneRange = scf::IfOp::create(
           b, loc,
           cmp(arith::CmpIPredicate::eq, launch.getGridSize().x, index(1)),
@@ -417,6 +439,67 @@ void KernelBuilder::storeResults(ArrayRef<Value> results) {
           b, loc, arith::SelectOp::create(b, loc, positive, logSum, negInf),
           io.lse, ValueRange{range, batch, row.head, row.query});
     }
+}
+
+void KernelBuilder::rowsBarrier() {
+  if (!split.specialized) {
+    gpu::BarrierOp::create(b, loc);
+    return;
+  }
+  NVVM::BarrierOp::create(b, loc, TypeRange{}, i32(kTilesBarrier),
+                          i32(int32_t(32 * split.warps())),
+                          NVVM::BarrierReductionAttr{}, Value{});
+}
+
+void KernelBuilder::storeStaged(ArrayRef<SmallVector<Value>> pairs) {
+  // Every warp is done with K and V, and no copy into them is in flight.
+  if (!split.tma)
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+  rowsBarrier();
+  int64_t chunksPerRow = headDim / 8;
+  for (int64_t mt = 0; mt < split.rowTiles(); ++mt)
+    for (int64_t half = 0; half < 2; ++half) {
+      // The row's swizzle is quadRow (its other terms are multiples of 8).
+      Value row = add(add(warpRow, quadRow), mt * 16 + half * 8);
+      for (int64_t d = 0; d < chunksPerRow; ++d)
+        vector::StoreOp::create(
+            b, loc, pairs[mt * 2 + half][d], io.staging,
+            ValueRange{row, add(mul(xorIndex(quadRow, d), 8), columnInTile)},
+            /*nontemporal=*/false, llvm::Align(4));
+    }
+  rowsBarrier();
+
+  // The output's start and row strides on 16 bytes: one uniform branch.
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, io.out);
+  int64_t bytes = element.getIntOrFloatBitWidth() / 8;
+  Value start =
+      add(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, io.out),
+          mul(metadata.getOffset(), bytes));
+  for (Value stride : metadata.getStrides().drop_back())
+    start = arith::OrIOp::create(b, loc, start, mul(stride, bytes));
+  Value aligned = cmp(arith::CmpIPredicate::eq, rem(start, 16), index(0));
+  auto chunkType = VectorType::get({8}, element);
+  for (int64_t i = 0; i < split.warpRows * chunksPerRow / 32; ++i) {
+    Value id = add(lane, i * 32);
+    Value rowInWarp = div(id, chunksPerRow), chunk = rem(id, chunksPerRow);
+    Value row = add(warpRow, rowInWarp);
+    Value query = add(firstRow, row);
+    auto exists = scf::IfOp::create(
+        b, loc, cmp(arith::CmpIPredicate::slt, query, queries));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(exists.thenBlock());
+    Value values = vector::LoadOp::create(
+        b, loc, chunkType, io.staging,
+        ValueRange{row, mul(xorIndex(chunk, rem(rowInWarp, 8)), 8)},
+        /*nontemporal=*/false, llvm::Align(16));
+    SmallVector<Value> at = {batch, head, query, mul(chunk, 8)};
+    auto ifAligned = scf::IfOp::create(b, loc, aligned, /*withElse=*/true);
+    b.setInsertionPointToStart(ifAligned.thenBlock());
+    vector::StoreOp::create(b, loc, values, io.out, at, /*nontemporal=*/false,
+                            llvm::Align(16));
+    b.setInsertionPointToStart(ifAligned.elseBlock());
+    vector::StoreOp::create(b, loc, values, io.out, at);
+  }
 }
 
 void KernelBuilder::loadTileBoxes(Value map, Value head, Value first,

@@ -45,9 +45,12 @@ constexpr int64_t kRows = 128; // query rows of a block
 constexpr int32_t kProducerRegisters = 40;
 constexpr int32_t kTileRegisters = 232;
 /// Named barriers: 0 is the block's, kOwnBarrier + i tile warpgroup i's own
-/// (its 128 threads), kTurnBarrier + i tile warpgroup i's turn (ping-pong).
+/// (its 128 threads), kTurnBarrier + i tile warpgroup i's turn (ping-pong),
+/// kTilesBarrier both tile warpgroups' (their 256 threads: the staged
+/// results).
 constexpr int32_t kOwnBarrier = 1;
 constexpr int32_t kTurnBarrier = 3;
+constexpr int32_t kTilesBarrier = 5;
 
 /// Whether the kernel computes attention of `query` and `value` types: both
 /// bf16 or both f16, head dim 64 or 128 (shared memory holds a [keys, D]
@@ -141,10 +144,12 @@ struct RowSplit {
 /// row's sum of exp2, -inf where it saw no key) instead. With TMA,
 /// `barriers` holds K's and V's barrier objects (i64), and `kMap` and
 /// `vMap` are K's and V's tensor maps (pointers); specialized with overlap,
-/// `zeros` is the zeroed tile.
+/// `zeros` is the zeroed tile. Unless packed, `staging` is a [block rows,
+/// D] view over the K and V tiles, which take the results once every warp
+/// is done with them (storeResults).
 struct KernelOperands {
   Value q, k, v, lengths, out, ks, vs, qs, partial, lse;
-  Value barriers, kMap, vMap, zeros;
+  Value barriers, kMap, vMap, zeros, staging;
 };
 
 /// Builds the kernel of one attention op inside a gpu.launch.
@@ -177,8 +182,17 @@ private:
   /// K of the first tile (and the block's Q if shared), if any.
   void loadFirstTile();
   /// O / l stored (when packed with several key ranges, in f32 with log2
-  /// of the row's sum of exp2 beside).
+  /// of the row's sum of exp2 beside). Unless packed, through `staging`:
+  /// each lane stores its pairs there (16-byte chunk c of row r at
+  /// c ^ (r mod 8), so that a warp's 8 rows of a chunk fall on different
+  /// banks), then each warp stores its rows 16 bytes at a time, a row's
+  /// chunks by consecutive lanes (16-byte stores where the output's rows
+  /// start on 16 bytes, asked at run time), rather than 4 bytes of each of
+  /// 8 rows a store.
   void storeResults(ArrayRef<Value> results);
+  void storeStaged(ArrayRef<SmallVector<Value>> pairs);
+  /// A barrier of the threads holding query rows (the producer aside).
+  void rowsBarrier();
 
   // The online softmax (AttentionKernel.cpp). Loop state: m, then l, of
   // rows quadRow and quadRow + 8 of each row tile, then the output

@@ -258,6 +258,13 @@ void launchKernel(IRRewriter &rewriter, BufferAttentionOp op,
         split.tma ? sharedView(rewriter, loc, shared, {split.barrierObjects()},
                                rewriter.getI64Type(), split.tilesBytes())
                   : Value();
+    // The results over the K and V tiles (at least 2 · 64 keys of D, what
+    // 128 rows of D take).
+    Value staging = split.packed
+                        ? Value()
+                        : sharedView(rewriter, loc, shared,
+                                     {split.blockRows(), split.headDim},
+                                     resultType.getElementType(), 0);
     KernelOperands operands{q,
                             op.getKey(),
                             op.getValue(),
@@ -271,7 +278,8 @@ void launchKernel(IRRewriter &rewriter, BufferAttentionOp op,
                             barriers,
                             kMap,
                             vMap,
-                            zeros};
+                            zeros,
+                            staging};
     KernelBuilder(rewriter, loc, op, split).build(launch, operands);
   }
   if (split.packed) {

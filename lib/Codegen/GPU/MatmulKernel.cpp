@@ -121,7 +121,6 @@ void MatmulKernelBuilder::forEachTile(int64_t steps,
 }
 
 void MatmulKernelBuilder::warpStep(Value stage, SmallVectorImpl<Value> &acc) {
-  int64_t mTiles = t.warpRows / 16, nTiles = t.warpColumns / 8;
   for (int64_t kk = 0; kk < t.step / 16; ++kk) {
     SmallVector<SmallVector<Value>> aRegs, bRegs;
     for (int64_t mt = 0; mt < mTiles; ++mt)
@@ -192,12 +191,13 @@ void MatmulKernelBuilder::warpgroupStep(Value stage,
 void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
                                 Value bTiles, ArrayRef<Value> operands,
                                 Value stageBarriers, Value aTensorMap,
-                                Value bTensorMap) {
+                                Value bTensorMap, Value stagingView) {
   as = aTiles;
   bs = bTiles;
   barriers = stageBarriers;
   aMap = aTensorMap;
   bMap = bTensorMap;
+  staging = stagingView;
   // Specialized, threads 0-127 are the producer and the tile's warpgroups
   // follow: `tid` counts from their first.
   Value threadId = launch.getThreadIds().x;
@@ -209,8 +209,7 @@ void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
   unitColumn = mul(rem(unit, unitsPerRow), t.warpColumns);
   // The rows of C this warp's accumulators hold: its unit's, or in a
   // warpgroup, the warp's 16 of its 64.
-  Value warpRow = t.warpgroups ? add(unitRow, mul(rem(warp, 4), 16)) : unitRow;
-  Value warpColumn = unitColumn;
+  warpRow = t.warpgroups ? add(unitRow, mul(rem(warp, 4), 16)) : unitRow;
   rows = memref::DimOp::create(b, loc, p.a, 0);
   columns = index(cast<MemRefType>(p.c.getType()).getDimSize(1));
   columnBlocks = llvm::divideCeil(cast<MemRefType>(p.c.getType()).getDimSize(1),
@@ -273,26 +272,16 @@ void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
     Value laneSwizzle = rem(div(low3, t.rowsPerLine()), t.chunks());
     aRow = add(warpRow, add(low3, mul(rem(matrix, 2), 8)));
     aXor = xorIndex(div(matrix, 2), laneSwizzle);
-    bRow = add(warpColumn, add(low3, mul(div(matrix, 2), 8)));
+    bRow = add(unitColumn, add(low3, mul(div(matrix, 2), 8)));
     bXor = xorIndex(rem(matrix, 2), laneSwizzle);
   }
 
   // A warpgroup's accumulators are, per warp, those of one 16-row tile by
   // N / 8 8-column tiles, in the layout of mma.sync's.
-  int64_t mTiles = t.warpgroups ? 1 : t.warpRows / 16;
-  int64_t nTiles = t.warpColumns / 8;
-  Value quadRow = div(lane, 4), quadColumn = mul(rem(lane, 4), 2);
-  // Where accumulator (mt, nt, half) goes in C.
-  auto rowOf = [&](int64_t mt, int64_t half) {
-    return add(add(add(firstRow, warpRow), quadRow), mt * 16 + half * 8);
-  };
-  auto columnOf = [&](int64_t nt) {
-    return add(add(add(firstColumn, warpColumn), quadColumn), nt * 8);
-  };
-  auto inside = [&](Value row, Value column) {
-    return both(cmp(arith::CmpIPredicate::slt, row, rows),
-                cmp(arith::CmpIPredicate::slt, column, columns));
-  };
+  mTiles = t.warpgroups ? 1 : t.warpRows / 16;
+  nTiles = t.warpColumns / 8;
+  quadRow = div(lane, 4);
+  quadColumn = mul(rem(lane, 4), 2);
   auto pairType = VectorType::get({2}, b.getF32Type());
   Value zero = f32(0.0);
   forEachTile(steps, [&](Value, Value first) {
@@ -303,11 +292,13 @@ void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
       for (int64_t mt = 0; mt < mTiles; ++mt)
         for (int64_t nt = 0; nt < nTiles; ++nt)
           for (int64_t half = 0; half < 2; ++half) {
-            Value row = rowOf(mt, half), column = columnOf(nt);
+            Value row = add(firstRow, accumulatorRow(mt, half));
+            Value column = add(firstColumn, accumulatorColumn(nt));
             Value pair = vector::LoadOp::create(
                 b, loc, pairType, p.c,
                 ValueRange{min(row, lastRow), min(column, lastColumn)});
-            Value in = inside(row, column);
+            Value in = both(cmp(arith::CmpIPredicate::slt, row, rows),
+                            cmp(arith::CmpIPredicate::slt, column, columns));
             for (int64_t e = 0; e < 2; ++e)
               init[(mt * nTiles + nt) * 4 + half * 2 + e] =
                   arith::SelectOp::create(
@@ -385,24 +376,130 @@ void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
       });
     }
 
-    // The result, two values at a time, inside the matrix: the sums, or the
-    // epilogue's values.
-    Value out = p.epilogue ? operands.back() : p.c;
-    for (int64_t mt = 0; mt < mTiles; ++mt)
-      for (int64_t nt = 0; nt < nTiles; ++nt)
-        for (int64_t half = 0; half < 2; ++half) {
-          Value row = rowOf(mt, half), column = columnOf(nt);
-          auto store = scf::IfOp::create(b, loc, inside(row, column));
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(store.thenBlock());
-          int64_t at = (mt * nTiles + nt) * 4 + half * 2;
-          SmallVector<Value> sums = {loop.getResult(at),
-                                     loop.getResult(at + 1)};
-          Value pair =
-              p.epilogue
-                  ? evaluateEpilogue(b, loc, p, operands, sums, row, column)
-                  : vector::FromElementsOp::create(b, loc, pairType, sums);
-          vector::StoreOp::create(b, loc, pair, out, ValueRange{row, column});
-        }
+    SmallVector<Value> sums(loop.getResults());
+    if (staging)
+      storeStaged(sums, operands);
+    else
+      storeDirect(sums, operands);
   });
+}
+
+void MatmulKernelBuilder::storeDirect(ArrayRef<Value> sums,
+                                      ArrayRef<Value> operands) {
+  Value out = p.epilogue ? operands.back() : p.c;
+  for (int64_t mt = 0; mt < mTiles; ++mt)
+    for (int64_t nt = 0; nt < nTiles; ++nt)
+      for (int64_t half = 0; half < 2; ++half) {
+        Value row = add(firstRow, accumulatorRow(mt, half));
+        Value column = add(firstColumn, accumulatorColumn(nt));
+        auto store = scf::IfOp::create(
+            b, loc,
+            both(cmp(arith::CmpIPredicate::slt, row, rows),
+                 cmp(arith::CmpIPredicate::slt, column, columns)));
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(store.thenBlock());
+        int64_t at = (mt * nTiles + nt) * 4 + half * 2;
+        ArrayRef<Value> pairSums = sums.slice(at, 2);
+        Value pair =
+            p.epilogue
+                ? evaluateEpilogue(b, loc, p, operands, pairSums, row, column)
+                : vector::FromElementsOp::create(
+                      b, loc, VectorType::get({2}, b.getF32Type()), pairSums);
+        vector::StoreOp::create(b, loc, pair, out, ValueRange{row, column});
+      }
+}
+
+void MatmulKernelBuilder::tileBarrier() {
+  if (!t.specialized) {
+    gpu::BarrierOp::create(b, loc);
+    return;
+  }
+  // Barrier 0 would wait for the producer's threads too.
+  auto i32 = [&](int32_t value) {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(value));
+  };
+  NVVM::BarrierOp::create(b, loc, TypeRange{}, i32(1),
+                          i32(int32_t(t.tileThreads())),
+                          NVVM::BarrierReductionAttr{}, Value{});
+}
+
+void MatmulKernelBuilder::storeStaged(ArrayRef<Value> sums,
+                                      ArrayRef<Value> operands) {
+  // Every unit's products are done reading the stages, and no copy into
+  // them is in flight.
+  if (!t.tma)
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+  tileBarrier();
+  auto pairType = VectorType::get({2}, b.getF32Type());
+  for (int64_t mt = 0; mt < mTiles; ++mt)
+    for (int64_t nt = 0; nt < nTiles; ++nt)
+      for (int64_t half = 0; half < 2; ++half) {
+        int64_t at = (mt * nTiles + nt) * 4 + half * 2;
+        Value pair =
+            vector::FromElementsOp::create(b, loc, pairType, sums.slice(at, 2));
+        vector::StoreOp::create(
+            b, loc, pair, staging,
+            ValueRange{accumulatorRow(mt, half), accumulatorColumn(nt)},
+            /*nontemporal=*/false, llvm::Align(8));
+      }
+  tileBarrier();
+
+  // 16-byte accesses where the output's and every operand's rows start on
+  // 16 bytes (their row strides are N elements, a multiple of
+  // kChunkColumns): one uniform branch.
+  Value out = p.epilogue ? operands.back() : p.c;
+  SmallVector<Value> accessed = {out};
+  for (Value operand : operands)
+    if (operand && operand != out)
+      accessed.push_back(operand);
+  Value aligned;
+  for (Value memref : accessed) {
+    auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+    int64_t bytes =
+        cast<MemRefType>(memref.getType()).getElementTypeBitWidth() / 8;
+    Value start =
+        add(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref),
+            mul(metadata.getOffset(), bytes));
+    Value rowStart = arith::OrIOp::create(
+        b, loc, start, mul(metadata.getStrides().front(), bytes));
+    Value isAligned =
+        cmp(arith::CmpIPredicate::eq, rem(rowStart, 16), index(0));
+    aligned = aligned ? both(aligned, isAligned) : isAligned;
+  }
+
+  int64_t chunksPerRow = t.blockColumns / kChunkColumns;
+  auto chunkType = VectorType::get({kChunkColumns}, b.getF32Type());
+  for (int64_t i = 0; i < t.blockRows * chunksPerRow / t.tileThreads(); ++i) {
+    // A warp's chunks are consecutive along a row.
+    Value id = add(tid, i * t.tileThreads());
+    Value tileRow = div(id, chunksPerRow);
+    Value tileColumn = mul(rem(id, chunksPerRow), kChunkColumns);
+    Value row = add(firstRow, tileRow), column = add(firstColumn, tileColumn);
+    auto store = scf::IfOp::create(
+        b, loc,
+        both(cmp(arith::CmpIPredicate::slt, row, rows),
+             cmp(arith::CmpIPredicate::slt, column, columns)));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(store.thenBlock());
+    Value chunk = vector::LoadOp::create(
+        b, loc, chunkType, staging, ValueRange{tileRow, tileColumn},
+        /*nontemporal=*/false, llvm::Align(32));
+    SmallVector<Value> chunkSums;
+    for (int64_t e = 0; e < kChunkColumns; ++e)
+      chunkSums.push_back(vector::ExtractOp::create(b, loc, chunk, e));
+    auto storeChunk = [&](llvm::MaybeAlign alignment) {
+      Value values =
+          p.epilogue
+              ? evaluateEpilogue(b, loc, p, operands, chunkSums, row, column,
+                                 {}, alignment)
+              : vector::FromElementsOp::create(b, loc, chunkType, chunkSums);
+      vector::StoreOp::create(b, loc, values, out, ValueRange{row, column},
+                              /*nontemporal=*/false, alignment);
+    };
+    auto ifAligned = scf::IfOp::create(b, loc, aligned, /*withElse=*/true);
+    b.setInsertionPointToStart(ifAligned.thenBlock());
+    storeChunk(llvm::Align(16));
+    b.setInsertionPointToStart(ifAligned.elseBlock());
+    storeChunk(std::nullopt);
+  }
 }

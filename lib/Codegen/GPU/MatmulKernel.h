@@ -26,6 +26,12 @@
 
 namespace mlir::tfm::matmul {
 
+/// The columns a thread stores at once from the staged sums (16 bytes of
+/// bf16/f16), and the floats that pad each staged row: 32 bytes, so that
+/// the 8 rows of an accumulator tile fall on different banks in pairs.
+constexpr int64_t kChunkColumns = 8;
+constexpr int64_t kStagingPad = 8;
+
 /// How a kernel tiles its projection.
 struct Tiling {
   int64_t blockRows, blockColumns, step, stages, warpRows, warpColumns;
@@ -56,9 +62,7 @@ struct Tiling {
   int64_t units() const {
     return (blockRows / warpRows) * (blockColumns / warpColumns);
   }
-  int64_t threads() const {
-    return (warpgroups ? 128 : 32) * units() + (specialized ? 128 : 0);
-  }
+  int64_t threads() const { return tileThreads() + (specialized ? 128 : 0); }
   /// 16-byte chunks per shared row.
   int64_t chunks() const { return step / 8; }
   /// Shared rows per 128 bytes (the 32 banks): what the swizzle divides by.
@@ -72,6 +76,23 @@ struct Tiling {
   }
   /// The stages, then the barrier objects.
   int64_t sharedBytes() const { return stages * stageBytes() + barriers() * 8; }
+  /// The threads that compute the tile (the producer aside).
+  int64_t tileThreads() const { return (warpgroups ? 128 : 32) * units(); }
+  /// The bytes of the tile's f32 sums staged in shared memory for the
+  /// stores (rows padded by kStagingPad floats).
+  int64_t stagingBytes() const {
+    return blockRows * (blockColumns + kStagingPad) * 4;
+  }
+  /// Whether the tile's results go through shared memory (see build) when
+  /// C has `columns` columns: the stages are free once the tile's products
+  /// are done, unless persistent (the producer is filling them with the
+  /// next tile's steps), and must hold the sums; a chunk of 8 columns is
+  /// whole inside C or outside it; every tile thread stores as many.
+  bool stagesResults(int64_t columns) const {
+    return !persistent && columns % kChunkColumns == 0 &&
+           stagingBytes() <= stages * stageBytes() &&
+           (blockRows * blockColumns / kChunkColumns) % tileThreads() == 0;
+  }
   /// Persistent with two warpgroups of products: the producer gives them
   /// registers (setmaxnreg), and the block takes the whole register file.
   bool movesRegisters() const {
@@ -120,10 +141,12 @@ public:
   /// output; `operands` are [M, N] views of the epilogue's operands (null
   /// for C's sums), its output last. With TMA, `barriers` are the stages'
   /// barrier objects (i64), `aMap` and `bMap` A's and B's tensor maps
-  /// (pointers to global memory).
+  /// (pointers to global memory). With `staging` (a [block rows, block
+  /// columns + kStagingPad] f32 view over the stages, when
+  /// Tiling::stagesResults), the sums go through it (storeStaged).
   void build(gpu::LaunchOp launch, Value as, Value bs, ArrayRef<Value> operands,
              Value barriers = nullptr, Value aMap = nullptr,
-             Value bMap = nullptr);
+             Value bMap = nullptr, Value staging = nullptr);
 
 private:
   /// Copies step `step` (K columns [step·t.step, (step + 1)·t.step)) of the
@@ -163,6 +186,27 @@ private:
   /// One step's products of the warpgroup's tile with wgmma (operands read
   /// from shared memory through descriptors), added to `acc`.
   void warpgroupStep(Value stage, SmallVectorImpl<Value> &acc);
+  /// Where accumulator (mt, nt, half) is in the block's tile: its row and
+  /// the first of its two columns.
+  Value accumulatorRow(int64_t mt, int64_t half) {
+    return add(add(warpRow, quadRow), mt * 16 + half * 8);
+  }
+  Value accumulatorColumn(int64_t nt) {
+    return add(add(unitColumn, quadColumn), nt * 8);
+  }
+  /// The tile's results (the epilogue's values, or the sums), each pair of
+  /// accumulators stored where it is, inside C: a warp's store spans 8
+  /// rows.
+  void storeDirect(ArrayRef<Value> sums, ArrayRef<Value> operands);
+  /// The same through shared memory: the accumulators are stored into
+  /// `staging`, then each thread reads kChunkColumns sums of a row at a
+  /// time and stores their results at once, a warp's stores along rows
+  /// (16-byte stores where every operand's rows are 16-byte aligned, asked
+  /// at run time), and the epilogue's loads alike.
+  void storeStaged(ArrayRef<Value> sums, ArrayRef<Value> operands);
+  /// A barrier of the tile's threads (the producer aside).
+  void tileBarrier();
+
   /// The wgmma descriptor of the 64-column step in stage `stage` of `tiles`
   /// ([stages, rows, 64]) from row `row`, at column 16·`kk`: K-major,
   /// 128-byte swizzle (what swizzle() stores: chunk c of row r at
@@ -172,11 +216,16 @@ private:
   const Projection &p;
   const Tiling &t;
   Value tid, blockId, gridSize, rowBlocks, firstRow, firstColumn, rows, columns,
-      lastRow, lastColumn, as, bs, barriers, aMap, bMap;
+      lastRow, lastColumn, as, bs, barriers, aMap, bMap, staging;
   int64_t columnBlocks = 0;
   // Per lane: where its ldmatrix matrices start (mma.sync), and its unit's
   // (warp's or warpgroup's) first row and column in the block's tile.
   Value aRow, aXor, bRow, bXor, unitRow, unitColumn;
+  // The first row of the warp's accumulators in the block's tile (in a
+  // warpgroup, the warp's 16 of its 64), and the lane's row and column in
+  // an accumulator tile.
+  Value warpRow, quadRow, quadColumn;
+  int64_t mTiles = 0, nTiles = 0;
 };
 
 } // namespace mlir::tfm::matmul

@@ -56,14 +56,16 @@ struct Projection {
 constexpr int64_t kDefaultFewRows = 8;
 constexpr int64_t kMaxFewRows = 16;
 
-/// The values of `p`'s epilogue at [row, column] and [row, column + 1],
-/// whose sums are `sums`, as a vector of 2; `operands` are [M, N] views of
-/// the epilogue's operands (null for C's sums). `siblingSums`, if given,
-/// are the sibling's sums there, read instead of its C.
+/// The values of `p`'s epilogue at [row, column + i] for i below the
+/// number of `sums`, whose sums they are, as a vector; `operands` are
+/// [M, N] views of the epilogue's operands (null for C's sums), read as
+/// vectors of `alignment` when given. `siblingSums`, if given, are the
+/// sibling's sums there, read instead of its C.
 Value evaluateEpilogue(OpBuilder &b, Location loc, const Projection &p,
                        ArrayRef<Value> operands, ArrayRef<Value> sums,
                        Value row, Value column,
-                       ArrayRef<Value> siblingSums = {});
+                       ArrayRef<Value> siblingSums = {},
+                       llvm::MaybeAlign alignment = std::nullopt);
 
 /// A gpu.launch of `blocks` blocks computing `p` when it has at most
 /// `maxRows` rows: a warp per pair of columns, each lane 8 elements of K

@@ -458,8 +458,14 @@ void launchKernel(IRRewriter &rewriter, Projection p, const Tiling &t,
     if (t.tma)
       barriers = sharedView(rewriter, loc, shared, {t.barriers()},
                             rewriter.getI64Type(), t.stages * t.stageBytes());
+    // The sums staged for the stores over the stages, once free.
+    Value staging;
+    if (t.stagesResults(columnCount))
+      staging = sharedView(rewriter, loc, shared,
+                           {t.blockRows, t.blockColumns + kStagingPad},
+                           rewriter.getF32Type(), 0);
     MatmulKernelBuilder(rewriter, loc, p, t)
-        .build(launch, as, bs, operands, barriers, aMap, bMap);
+        .build(launch, as, bs, operands, barriers, aMap, bMap, staging);
   }
   if (mayHaveFewRows(p, fewRows) && !p.computedBySibling) {
     // Rows in [1, fewRows]: rows - 1 < fewRows, unsigned.
@@ -591,11 +597,13 @@ struct TfmGPUTensorCoreMatmulPass
 Value mlir::tfm::evaluateEpilogue(OpBuilder &b, Location loc,
                                   const Projection &p, ArrayRef<Value> operands,
                                   ArrayRef<Value> sums, Value row, Value column,
-                                  ArrayRef<Value> siblingSums) {
+                                  ArrayRef<Value> siblingSums,
+                                  llvm::MaybeAlign alignment) {
   linalg::GenericOp epilogue = p.epilogue;
   Block &body = epilogue.getRegion().front();
-  // Per input: the pair loaded, or the sums it stands for.
-  SmallVector<Value> pairs;
+  int64_t width = sums.size();
+  // Per input: the vector loaded, or the sums it stands for.
+  SmallVector<Value> loaded;
   SmallVector<ArrayRef<Value>> given;
   for (auto [input, operand] : llvm::zip(epilogue.getDpsInputs(), operands)) {
     Type type = cast<MemRefType>(input.getType()).getElementType();
@@ -603,24 +611,25 @@ Value mlir::tfm::evaluateEpilogue(OpBuilder &b, Location loc,
     given.push_back(!operand  ? sums
                     : sibling ? siblingSums
                               : ArrayRef<Value>());
-    pairs.push_back(
+    loaded.push_back(
         operand && !sibling
-            ? vector::LoadOp::create(b, loc, VectorType::get({2}, type),
-                                     operand, ValueRange{row, column})
+            ? vector::LoadOp::create(b, loc, VectorType::get({width}, type),
+                                     operand, ValueRange{row, column},
+                                     /*nontemporal=*/false, alignment)
                   .getResult()
             : Value());
   }
   SmallVector<Value> values;
-  for (int64_t e = 0; e < 2; ++e) {
+  for (int64_t e = 0; e < width; ++e) {
     IRMapping map;
-    for (auto [i, pair] : llvm::enumerate(pairs))
+    for (auto [i, vector] : llvm::enumerate(loaded))
       map.map(body.getArgument(i),
-              pair ? vector::ExtractOp::create(b, loc, pair, e).getResult()
-                   : given[i][e]);
+              vector ? vector::ExtractOp::create(b, loc, vector, e).getResult()
+                     : given[i][e]);
     for (Operation &op : body.without_terminator())
       b.clone(op, map);
     values.push_back(map.lookupOrDefault(body.getTerminator()->getOperand(0)));
   }
   return vector::FromElementsOp::create(
-      b, loc, VectorType::get({2}, values[0].getType()), values);
+      b, loc, VectorType::get({width}, values[0].getType()), values);
 }

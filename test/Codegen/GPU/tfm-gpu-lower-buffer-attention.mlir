@@ -27,8 +27,11 @@
 // read once from global memory into registers;
 // a loop over key tiles that copies V (then the next K) with cp.async,
 // multiplies on tensor cores through ldmatrix, masks only the tiles the
-// mask cuts, and keeps the softmax state in registers; the result stored
-// as pairs.
+// mask cuts, and keeps the softmax state in registers; the result
+// staged over the K and V tiles (each lane's pairs, 16-byte chunks
+// swizzled by row), then stored 16 bytes at a time along rows where the
+// output's rows start on 16 bytes (asked at run time), element by element
+// otherwise.
 // TMA-ALONE: error: tfm-gpu-lower-buffer-attention: tma takes warpgroup-mma
 // WS-ALONE: error: tfm-gpu-lower-buffer-attention: warp-specialized takes tma
 // PINGPONG-ALONE: error: tfm-gpu-lower-buffer-attention: pingpong takes warp-specialized and warpgroup-overlap
@@ -45,6 +48,7 @@
 // CHECK:     %[[SHARED:.*]] = gpu.dynamic_shared_memory
 // CHECK:     %[[KS:.*]] = memref.view %[[SHARED]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x64xbf16, #gpu.address_space<workgroup>>
 // CHECK:     %[[VS:.*]] = memref.view %[[SHARED]][%c8192][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x64xbf16, #gpu.address_space<workgroup>>
+// CHECK:     %[[STAGING:.*]] = memref.view %[[SHARED]][%c0{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<128x64xbf16, #gpu.address_space<workgroup>>
 // CHECK:     arith.subi %[[GX]], %[[BX]]
 // CHECK:     memref.load %[[L]][%[[BZ]]]
 // CHECK-COUNT-16: vector.load %[[Q]][%[[BZ]], %[[BY]], {{.*}}] : memref<?x8x?x64xbf16>, vector<2xbf16>
@@ -66,7 +70,17 @@
 // CHECK:       nvgpu.ldmatrix %[[VS]]{{.*}} {numTiles = 4 : i32, transpose = true}
 // CHECK:       nvvm.mma.sync
 // CHECK:       scf.yield
-// CHECK:     vector.store {{.*}}, %[[O]][%[[BZ]], %[[BY]], {{.*}}] : memref<?x8x?x64xbf16>, vector<2xbf16>
+// CHECK:     nvvm.cp.async.wait.group 0
+// CHECK-NEXT: gpu.barrier
+// CHECK-COUNT-16: vector.store {{.*}}, %[[STAGING]][{{.*}}] {alignment = 4 : i64} : memref<128x64xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
+// CHECK-NEXT: gpu.barrier
+// CHECK:     memref.extract_aligned_pointer_as_index %[[O]]
+// CHECK:     %[[ALIGNED:.*]] = arith.cmpi eq
+// CHECK:     vector.load %[[STAGING]][{{.*}}] {alignment = 16 : i64} : memref<128x64xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// CHECK:     scf.if %[[ALIGNED]] {
+// CHECK:       vector.store {{.*}}, %[[O]][%[[BZ]], %[[BY]], {{.*}}] {alignment = 16 : i64} : memref<?x8x?x64xbf16>, vector<8xbf16>
+// CHECK:     } else {
+// CHECK:       vector.store {{.*}}, %[[O]][%[[BZ]], %[[BY]], {{.*}}] : memref<?x8x?x64xbf16>, vector<8xbf16>
 // 32 rows a warp: 4 warps, each holding two row tiles of Q in registers
 // (head dim 64); each ldmatrix of K and of V feeds both.
 // ROWS32-LABEL: func.func @kernel
@@ -358,6 +372,14 @@ func.func @sequential_d128(%q: memref<?x8x?x128xbf16>, %k: memref<?x2x?x128xbf16
 // PINGPONG: nvvm.wgmma.commit.group.sync.aligned
 // PINGPONG: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %{{.*}}
 // PINGPONG-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
+// The staged results: the tile warpgroups meet at barrier 5 of their 256
+// threads (not the producer's) before and after staging.
+// PINGPONG: %[[TILES:.*]] = arith.constant 5 : i32
+// PINGPONG-NEXT: %[[THREADS:.*]] = arith.constant 256 : i32
+// PINGPONG-NEXT: nvvm.barrier id = %[[TILES]] number_of_threads = %[[THREADS]]
+// PINGPONG: vector.store {{.*}} : memref<128x64xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
+// PINGPONG: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
+// PINGPONG: vector.store {{.*}} {alignment = 16 : i64} : memref<?x8x?x64xbf16>, vector<8xbf16>
 // PINGPONG: return
 // With 128 keys a tile: boxes, buffers and the zeroed tile of 128 rows, and
 // 16 KiB a load.

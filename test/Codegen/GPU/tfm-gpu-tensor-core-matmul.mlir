@@ -375,7 +375,12 @@ func.func @f32_rows(%h: memref<130x352xf32>, %w: memref<128x352xbf16>, %c: memre
 // The f32 result read only by its rounding to bf16 (through a view, as a
 // projection of [B, S, K] rows leaves it): the kernel writes the rounded
 // values into the [M, N] view of the output; the rounding and C's buffer
-// go.
+// go. N is a multiple of 8, so the tile's sums go through shared memory
+// (over the stages, once no copy is in flight and every warp is past its
+// products): each thread stores its accumulator pairs, then rounds 8 sums
+// of a row at a time (4 chunks a thread) and stores them as one 16-byte
+// vector where the output's rows start on 16 bytes (asked at run time),
+// element by element otherwise.
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (n, k)>
 #c = affine_map<(m, n, k) -> (m, n)>
@@ -385,12 +390,36 @@ func.func @f32_rows(%h: memref<130x352xf32>, %w: memref<128x352xbf16>, %c: memre
 // CHECK-NOT: memref.alloc
 // CHECK: %[[VIEW:.*]] = memref.collapse_shape %[[OUT]] {{\[}}[0, 1], [2]] : memref<2x?x64xbf16> into memref<?x64xbf16>
 // CHECK: gpu.launch
-// CHECK:   %[[LOW:.*]] = arith.truncf %{{.*}} : f32 to bf16
-// CHECK:   %[[HIGH:.*]] = arith.truncf %{{.*}} : f32 to bf16
-// CHECK:   %[[PAIR:.*]] = vector.from_elements %[[LOW]], %[[HIGH]] : vector<2xbf16>
-// CHECK:   vector.store %[[PAIR]], %[[VIEW]]
+// CHECK:   %[[STAGING:.*]] = memref.view %{{.*}}[%c0{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x72xf32, #gpu.address_space<workgroup>>
+// CHECK:   scf.for
+// CHECK:   nvvm.cp.async.wait.group 0
+// CHECK-NEXT: gpu.barrier
+// CHECK-COUNT-16: vector.store %{{.*}}, %[[STAGING]][%{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<64x72xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK-NEXT: gpu.barrier
+// CHECK:   %[[START:.*]] = memref.extract_aligned_pointer_as_index %[[VIEW]]
+// CHECK:   %[[ALIGNED:.*]] = arith.cmpi eq
+// CHECK-COUNT-4: vector.load %[[STAGING]][%{{.*}}, %{{.*}}] {alignment = 32 : i64} : memref<64x72xf32, #gpu.address_space<workgroup>>, vector<8xf32>
+// CHECK-NEXT: vector.extract
+// CHECK:     scf.if %[[ALIGNED]] {
+// CHECK-COUNT-8: arith.truncf %{{.*}} : f32 to bf16
+// CHECK:       %[[CHUNK:.*]] = vector.from_elements {{.*}} : vector<8xbf16>
+// CHECK:       vector.store %[[CHUNK]], %[[VIEW]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x64xbf16>, vector<8xbf16>
+// CHECK:     } else {
+// CHECK:       vector.store %{{.*}}, %[[VIEW]][%{{.*}}, %{{.*}}] : memref<?x64xbf16>, vector<8xbf16>
+// CHECK: gpu.terminator
 // CHECK-NOT: linalg.generic
 // CHECK-NOT: memref.expand_shape
+// With a producer warpgroup, the tile's warpgroup (64x128 tiles) meets at
+// a named barrier of its 128 threads, which the producer does not join.
+// WS-LABEL: func.func @rounded
+// WS: %[[STAGING:.*]] = memref.view %{{.*}}[%c0{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x136xf32, #gpu.address_space<workgroup>>
+// WS: nvvm.wgmma.wait.group.sync.aligned 0
+// WS-NEXT: %[[ID:.*]] = arith.constant 1 : i32
+// WS-NEXT: %[[THREADS:.*]] = arith.constant 128 : i32
+// WS-NEXT: nvvm.barrier id = %[[ID]] number_of_threads = %[[THREADS]]
+// WS: vector.store %{{.*}}, %[[STAGING]]
+// WS: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
+// WS: vector.store %{{.*}} {alignment = 16 : i64} : memref<?x64xbf16>, vector<8xbf16>
 // CHECK-NOT: memref.dealloc
 func.func @rounded(%x: memref<?x64xbf16>, %w: memref<64x64xbf16>, %s: index, %result: memref<2x?x64xbf16>) {
   %c0 = arith.constant 0 : index
@@ -486,13 +515,17 @@ func.func @wide(%x: memref<?x64xbf16>, %w: memref<1536x64xbf16>, %c: memref<?x15
 // CHECK: %[[SUM:.*]] = memref.alloc(%{{.*}}) : memref<2x?x64xbf16>
 // CHECK-DAG: %[[XS:.*]] = memref.collapse_shape %[[X]] {{\[}}[0, 1], [2]]
 // CHECK-DAG: %[[SUMS:.*]] = memref.collapse_shape %[[SUM]] {{\[}}[0, 1], [2]]
+// The residual's rows are asked too, and read 8 at a time.
 // CHECK: gpu.launch
-// CHECK:   %[[PAIR:.*]] = vector.load %[[XS]][%{{.*}}, %{{.*}}] : memref<?x64xbf16>, vector<2xbf16>
-// CHECK:   vector.extract %[[PAIR]][0]
+// CHECK:   memref.extract_aligned_pointer_as_index %[[SUMS]]
+// CHECK:   memref.extract_aligned_pointer_as_index %[[XS]]
+// CHECK:   %[[CHUNK:.*]] = vector.load %[[XS]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x64xbf16>, vector<8xbf16>
+// CHECK:   vector.extract %[[CHUNK]][0]
 // CHECK:   arith.truncf %{{.*}} : f32 to bf16
 // CHECK:   arith.addf %{{.*}} : bf16
-// CHECK:   vector.extract %[[PAIR]][1]
-// CHECK:   vector.store %{{.*}}, %[[SUMS]]
+// CHECK:   vector.extract %[[CHUNK]][1]
+// CHECK:   vector.store %{{.*}}, %[[SUMS]]{{.*}} {alignment = 16 : i64}
+// CHECK: gpu.terminator
 // CHECK: gpu.launch
 // CHECK:   gpu.shuffle xor
 // CHECK:   vector.load %[[XS]][%{{.*}}, %{{.*}}] : memref<?x64xbf16>, vector<2xbf16>
@@ -546,9 +579,9 @@ func.func @residual(%a: memref<?x64xbf16>, %w: memref<64x64xbf16>, %s: index, %x
 // CHECK-SAME: (%[[X:[^:]*]]: memref<?x64xbf16>, %[[WG:[^:]*]]: memref<128x64xbf16>, %[[WU:[^:]*]]: memref<128x64xbf16>
 // CHECK: %[[GATE:.*]] = memref.alloc(%{{.*}}) : memref<?x128xf32>
 // CHECK: gpu.launch {{.*}} dynamic_shared_memory_size
-// CHECK:   vector.store %{{.*}}, %[[GATE]]
+// CHECK:   vector.store %{{.*}}, %[[GATE]]{{.*}} {alignment = 16 : i64} : memref<?x128xf32>, vector<8xf32>
 // CHECK: gpu.launch {{.*}} dynamic_shared_memory_size
-// CHECK:   %[[PAIR:.*]] = vector.load %[[GATE]][%{{.*}}, %{{.*}}] : memref<?x128xf32>, vector<2xf32>
+// CHECK:   vector.load %[[GATE]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x128xf32>, vector<8xf32>
 // CHECK:   math.exp
 // CHECK:   arith.truncf %{{.*}} : f32 to bf16
 // CHECK:   vector.store %{{[^,]*}}, %[[H:[^\[]*]]
