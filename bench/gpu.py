@@ -69,9 +69,10 @@
                                   with every kernel its own launch
                                   (model-separate-launches.so, timed by
                                   `step` and `model`), the model with
-                                  the norms kernels of their own for
-                                  few rows too (model-separate-norms.so,
-                                  timed by `step` and `model`); on sm_90a
+                                  the norms computed by the few-rows
+                                  projections that read them
+                                  (model-norm-prologues.so, timed by
+                                  `step` and `model`); on sm_90a
                                   model-tma.so, model-ws.so,
                                   model-persistent.so,
                                   model-attention-ws.so,
@@ -221,8 +222,8 @@ def prepare(directory, tilings, warp_rows, few_rows, arch="sm_90a"):
                            directory / "model-separate-launches.so",
                            flags=flags + ["--gpu-separate-launches"])
     compiler.compile_model(dict(FULL, dtype="bf16"),
-                           directory / "model-separate-norms.so",
-                           flags=flags + ["--gpu-separate-norms"])
+                           directory / "model-norm-prologues.so",
+                           flags=flags + ["--gpu-norm-prologues"])
     print(f"prepared {directory}")
 
 
@@ -586,7 +587,7 @@ if __name__ == "__main__":
             results["model"] = [
                 run_model(where, library)
                 for library in ("model.so", "model-separate-launches.so",
-                                "model-separate-norms.so",
+                                "model-norm-prologues.so",
                                 "model-tma.so", "model-ws.so",
                                 "model-persistent.so", "model-attention-ws.so",
                                 "model-pingpong.so", "model-mma-sync.so")

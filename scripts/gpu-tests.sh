@@ -20,8 +20,8 @@
 #       projections' tiles loaded by TMA (by all the tile's threads, or a
 #       producer warpgroup of their own, also in persistent blocks for 3
 #       multiprocessors that walk every tile), and the norm suites and
-#       the models with the norms kernels of their own (not computed by
-#       the few-rows projections), into DIR/variants/NAME.
+#       the models with the norms computed by the few-rows projections
+#       (not kernels of their own), into DIR/variants/NAME.
 #   scripts/gpu-tests.sh pack [DIR]     here, after prepare (and bench/gpu.py
 #       prepare build/gpu-bench, if wanted): DIR, build/gpu-bench and
 #       build/lib/libtfm_runtime.so in one build/gpu-carry.tar.gz (about
@@ -73,10 +73,10 @@ variants=(warp-rows-32:attention:--gpu-attention-warp-rows=32
           matmul-tma:projection:--gpu-matmul-tma
           matmul-warp-specialized:projection:--gpu-matmul-warp-specialized
           "matmul-persistent:projection:--gpu-matmul-persistent --gpu-multiprocessors=3"
-          separate-norms:norm:--gpu-separate-norms)
+          norm-prologues:norm:--gpu-norm-prologues)
 
 generation_model="$root/test/Integration/GPU/generation-bf16.json"
-# The same with LayerNorm, whose norms the few-rows kernels compute too.
+# The same with LayerNorm (two row reductions and a bias a norm).
 layer_norm_model="$root/test/Integration/GPU/generation-bf16-layer-norm.json"
 
 # Compiles the model descriptions test/Integration/GPU/ops.test runs into

@@ -167,7 +167,7 @@ struct TfmLowerToNVVMPipelineOptions
       *this, "matmul-norm-prologues",
       llvm::cl::desc("The few-rows kernels compute the norms of their rows "
                      "(tfm-gpu-tensor-core-matmul's norm-prologues)"),
-      llvm::cl::init(true)};
+      llvm::cl::init(false)};
   PassOptions::Option<bool> attentionTma{
       *this, "attention-tma",
       llvm::cl::desc("With attention-warpgroup-mma: K and V tiles loaded by "

@@ -113,7 +113,10 @@ public:
     // on an H200, and a decode step 25-32% faster (docs/PERFORMANCE.md).
     pipeline.attentionSplitKV = options.gpuAttentionSplitKV.value_or(true);
     pipeline.mergeLaunches = !options.gpuSeparateLaunches;
-    pipeline.matmulNormPrologues = !options.gpuSeparateNorms;
+    // The norms' own kernels: with the few-rows kernels computing them, a
+    // decode step on an H200 took 4% longer at B = 1 and 18% at B = 8, as
+    // every block recomputed the norm's sums (docs/PERFORMANCE.md).
+    pipeline.matmulNormPrologues = options.gpuNormPrologues;
     // On sm_90a, unless a form is named, attention is FlashAttention-3's
     // ping-pong kernel with 128-key tiles: on an H200 it ran at 0.76-1.72x
     // PyTorch's flash backend where mma.sync ran at 0.57-0.86x
