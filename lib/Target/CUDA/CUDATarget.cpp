@@ -90,12 +90,22 @@ static llvm::Error run(ArrayRef<std::string> command) {
 
 namespace {
 
+/// The flag of the warpgroup attention form the options name (the most
+/// specific, when several build on one another), or "" if none.
+StringRef warpgroupFormFlag(const TargetOptions &options) {
+  return options.gpuAttentionPingpong ? "--gpu-attention-pingpong"
+         : options.gpuAttentionWarpSpecialized
+             ? "--gpu-attention-warp-specialized"
+         : options.gpuAttentionWgmmaOverlap ? "--gpu-attention-wgmma-overlap"
+         : options.gpuAttentionTma          ? "--gpu-attention-tma"
+         : options.gpuAttentionWgmma        ? "--gpu-attention-wgmma"
+                                            : "";
+}
+
 /// Whether the options choose the attention kernel's form: one of the
 /// warpgroup forms, mma.sync, or mma.sync's 32 rows a warp.
 bool namesAttentionForm(const TargetOptions &options) {
-  return options.gpuAttentionMmaSync || options.gpuAttentionWgmma ||
-         options.gpuAttentionWgmmaOverlap || options.gpuAttentionTma ||
-         options.gpuAttentionWarpSpecialized || options.gpuAttentionPingpong ||
+  return !warpgroupFormFlag(options).empty() || options.gpuAttentionMmaSync ||
          options.gpuAttentionWarpRows != 0;
 }
 
@@ -391,15 +401,8 @@ mlir::tfm::createCUDATarget(const TargetOptions &options) {
       llvm::find_if(kArchitectures, [&](const auto &known) {
         return known.first == chip;
       });
-  StringRef wgmmaFlag =
-      options.gpuAttentionPingpong          ? "--gpu-attention-pingpong"
-      : options.gpuAttentionWarpSpecialized ? "--gpu-attention-warp-specialized"
-      : options.gpuAttentionWgmmaOverlap    ? "--gpu-attention-wgmma-overlap"
-      : options.gpuAttentionTma             ? "--gpu-attention-tma"
-                                            : "--gpu-attention-wgmma";
-  bool wgmma = options.gpuAttentionWgmma || options.gpuAttentionWgmmaOverlap ||
-               options.gpuAttentionTma || options.gpuAttentionWarpSpecialized ||
-               options.gpuAttentionPingpong;
+  StringRef wgmmaFlag = warpgroupFormFlag(options);
+  bool wgmma = !wgmmaFlag.empty();
 
   if (wgmma && options.gpuAttentionMmaSync)
     return llvm::createStringError(wgmmaFlag +
