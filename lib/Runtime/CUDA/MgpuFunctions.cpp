@@ -413,6 +413,21 @@ void *mgpuTensorMapEncodeTiledMemref(int64_t rank, void *descriptor,
     return nullptr;
   }
   char *address = header->aligned + header->offset * elementBytes;
+  // What the driver would refuse with only CUDA_ERROR_INVALID_VALUE.
+  std::string misaligned;
+  if (int64_t past = reinterpret_cast<intptr_t>(address) % 16)
+    misaligned =
+        "starting " + std::to_string(past) + " bytes past a 16-byte boundary";
+  for (int64_t i = 0; i + 1 < rank && misaligned.empty(); ++i)
+    if (strides[i] * elementBytes % 16 != 0)
+      misaligned = "whose dim " + std::to_string(i) + " stride is " +
+                   std::to_string(strides[i] * elementBytes) + " bytes";
+  if (!misaligned.empty()) {
+    fail("a tensor map of a " + shape + " memref " + misaligned +
+         ": TMA loads (sm_90a's kernels) need arrays whose start and row "
+         "strides are multiples of 16 bytes");
+    return nullptr;
+  }
   // Each map encoded and put in device memory once: a kernel's maps are the
   // same from call to call (its buffers come back from the pool at the same
   // addresses), so a call only looks them up. Uploaded with the context

@@ -1,7 +1,9 @@
 """Calls a projection and an attention compiled with their tiles loaded by
 TMA (argv[1]: a work directory) twice each, on the fake driver
 (fake-cuda-driver.c), which prints the tensor maps the runtime encodes:
-those of the first call, none of the second (the runtime keeps them)."""
+those of the first call, none of the second (the runtime keeps them);
+then the projection on rows 2 bytes past a 16-byte boundary, which the
+runtime refuses with a clear error."""
 
 import os
 import subprocess
@@ -45,3 +47,14 @@ for source, flag, name, arrays in cases:
     for call in (1, 2):
         print(f"{name}: call {call}", file=sys.stderr, flush=True)
         entry(*arrays)
+
+# The projection's rows 2 bytes past a 16-byte boundary: no tensor map
+# (the driver would refuse it), and a clear error.
+library = runtime.Library(os.path.join(work, "projection.so"))
+raw = runtime.DeviceArray((300 * 192 + 8,), "bf16")
+shifted = runtime.DeviceArray.wrap(raw.pointer + 2, (1, 300, 192), "bf16", raw)
+try:
+    library["projection"](shifted, runtime.DeviceArray.from_numpy(bf16(320, 192)))
+    print("projection: unaligned call ran", file=sys.stderr)
+except RuntimeError as error:
+    print(f"projection: unaligned call: {error}", file=sys.stderr)
