@@ -67,6 +67,7 @@ void KernelBuilder::build(gpu::LaunchOp launchOp,
     splitRoles();
   placeRows();
   loadFirstTile();
+  readQuery();
   negInf = f32(-INFINITY);
   zero = f32(0.0);
   int64_t rowTiles = split.rowTiles();
@@ -187,15 +188,52 @@ void KernelBuilder::placeRows() {
   xorRowsThenChunks = xorIndex(div(matrix, 2), low3);
   xorChunksThenRows = xorIndex(rem(matrix, 2), low3);
 
-  // Q in registers for the whole key loop, read from global memory once,
-  // unless the split keeps it shared.
   queryRegs.resize(rowTiles);
-  if (!split.queryShared()) {
-    for (int64_t mt = 0; mt < rowTiles; ++mt)
-      for (int64_t kk = 0; kk < headDim / 16; ++kk)
-        queryRegs[mt].push_back(loadQuery(rows[mt][0], rows[mt][1],
-                                          add(mul(quadColumn, 2), kk * 16)));
+  if (split.queryCopied()) {
+    copyQuery();
+    return;
   }
+  // Q in registers for the whole key loop, read from global memory once.
+  for (int64_t mt = 0; mt < rowTiles; ++mt)
+    for (int64_t kk = 0; kk < headDim / 16; ++kk)
+      queryRegs[mt].push_back(loadQuery(rows[mt][0], rows[mt][1],
+                                        add(mul(quadColumn, 2), kk * 16)));
+}
+
+void KernelBuilder::copyQuery() {
+  Value lastQuery = sub(queries, index(1));
+  // A lane's chunk is the same in each row it copies (32 is a multiple of
+  // the chunks a row has).
+  Value chunk = rem(lane, chunks), laneRow = add(warpRow, div(lane, chunks));
+  for (int64_t i = 0; i < split.warpRows * chunks / 32; ++i) {
+    Value row = add(laneRow, i * 32 / chunks);
+    copy16Bytes(
+        io.qs, {row, mul(xorIndex(chunk, rem(row, 8)), 8)}, io.q,
+        {batch, head, min(add(firstRow, row), lastQuery), mul(chunk, 8)});
+  }
+  NVVM::CpAsyncCommitGroupOp::create(b, loc);
+}
+
+void KernelBuilder::readQuery() {
+  if (!split.queryCopied())
+    return;
+  // Every lane's copies have landed (and K's first tile's, if cp.async
+  // brought it, which the loop waits for first anyway); the barrier shows
+  // each lane the chunks the warp's other lanes copied.
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+  if (split.specialized)
+    ownBarrier();
+  else
+    gpu::BarrierOp::create(b, loc);
+  // Queries shared are read per key tile (queryOperand); otherwise once,
+  // into registers for the whole key loop.
+  if (split.queryShared())
+    return;
+  for (int64_t mt = 0; mt < split.rowTiles(); ++mt)
+    for (int64_t kk = 0; kk < headDim / 16; ++kk)
+      queryRegs[mt].push_back(
+          loadSwizzled(io.qs, add(rowsThenChunks, add(warpRow, mt * 16)),
+                       2 * kk, xorRowsThenChunks, /*transpose=*/false));
 }
 
 SmallVector<Value> KernelBuilder::queryOperand(int64_t mt, int64_t kk) {
@@ -220,8 +258,6 @@ void KernelBuilder::loadFirstTile() {
       b, loc, cmp(arith::CmpIPredicate::slt, tileBegin, tileLimit));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(anyTile.thenBlock());
-  if (split.queryShared())
-    copyTile(io.q, head, firstRow, queries, io.qs, split.blockRows());
   if (split.overlap) {
     // V buffer 1 zeroed: the first tile's P·V of "the tile before" reads
     // it (with P zeros; 0·NaN would be NaN).
@@ -633,6 +669,10 @@ void KernelBuilder::zeroRowsForWgmma(Value tile, Value firstRow, Value buffer) {
     gpu::BarrierOp::create(b, loc);
     return;
   }
+  ownBarrier();
+}
+
+void KernelBuilder::ownBarrier() {
   NVVM::BarrierOp::create(
       b, loc, TypeRange{},
       arith::AddIOp::create(b, loc, tileGroup, i32(kOwnBarrier)), i32(128),

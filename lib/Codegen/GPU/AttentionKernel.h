@@ -114,10 +114,19 @@ struct RowSplit {
   /// specialized (each runs on its own), else the block's.
   int64_t zeroingThreads() const { return specialized ? 128 : threads(); }
   int64_t rowTiles() const { return warpRows / 16; }
+  /// Q read from shared memory per key tile rather than kept in registers.
   bool queryShared() const { return warpRows > 16 && headDim > 64; }
+  /// The block's rows of Q come into shared memory (16-byte copies along
+  /// rows), whence ldmatrix reads them: when shared, and with TMA. The
+  /// other forms gather them from global memory into registers (4 bytes of
+  /// each of 8 rows a load): beside cp.async's tile copies the Q copy's
+  /// arithmetic raised the registers past 128 at head dim 64 (126 to 146),
+  /// where TMA's kernels kept theirs.
+  bool queryCopied() const { return !packed && (tma || queryShared()); }
   /// K and V tiles (each double-buffered with overlap or specialized), then
-  /// the zeroed tile or Q's if shared, then with TMA a barrier object (8
-  /// bytes) per K and V buffer, and specialized a second one each.
+  /// the zeroed tile, then the block's rows of Q if copied, then with TMA a
+  /// barrier object (8 bytes) per K and V buffer, and specialized a second
+  /// one each.
   int64_t buffers() const { return overlap || specialized ? 2 : 1; }
   bool zeroTile() const { return specialized && overlap; }
   int64_t tilesBytes() const {
@@ -130,15 +139,18 @@ struct RowSplit {
   /// With warpgroup MMA, K and V tiles are stored as panels of 64 columns
   /// of D (128-byte rows, wgmma's swizzle atoms), this many bytes apart.
   int64_t panelBytes() const { return keys * 128; }
+  int64_t queryBytes() const {
+    return queryCopied() ? blockRows() * headDim * 2 : 0;
+  }
   int64_t sharedBytes() const {
-    return tilesBytes() + (queryShared() ? blockRows() * headDim * 2 : 0) +
-           barrierObjects() * 8;
+    return tilesBytes() + queryBytes() + barrierObjects() * 8;
   }
 };
 
 /// What the kernel reads and writes: memrefs `q`, `k`, `v` (and `lengths`)
-/// and `out`; `ks`, `vs` its [keys, D] shared buffers, `qs` the block's
-/// [128, D] rows of Q when the split keeps them shared. A packed split with
+/// and `out`; `ks`, `vs` its [keys, D] shared buffers, `qs` (when
+/// RowSplit::queryCopied) the block's [128, D] rows of Q, chunks swizzled
+/// as mma.sync's K tiles are. A packed split with
 /// several key ranges writes `partial` ([ranges, B, H, Sq, D] f32, each row
 /// divided by its own sum) and `lse` ([ranges, B, H, Sq], log2 of each
 /// row's sum of exp2, -inf where it saw no key) instead. With TMA,
@@ -177,10 +189,14 @@ private:
   /// Specialized: the barrier objects, and the producer warpgroup's loop;
   /// the insertion point is left in the tile warpgroups' branch.
   void splitRoles();
-  /// The lane's rows and ldmatrix addressing, and Q in registers.
+  /// The lane's rows and ldmatrix addressing; the warp's rows of Q copied
+  /// into `qs` (RowSplit::queryCopied) or gathered into registers.
   void placeRows();
-  /// K of the first tile (and the block's Q if shared), if any.
+  /// K of the first tile, if any.
   void loadFirstTile();
+  /// When copied, once the warp's rows of Q have landed in `qs`: read
+  /// into registers (unless queryShared, which reads them per key tile).
+  void readQuery();
   /// O / l stored (when packed with several key ranges, in f32 with log2
   /// of the row's sum of exp2 beside). Unless packed, through `staging`:
   /// each lane stores its pairs there (16-byte chunk c of row r at
@@ -253,6 +269,9 @@ private:
   /// zeroRowsFrom, fenced and published by the block's barrier, or
   /// specialized by the tile warpgroup's own (kOwnBarrier + its index).
   void zeroRowsForWgmma(Value tile, Value firstRow, Value buffer = nullptr);
+  /// Specialized: the barrier of this tile warpgroup's 128 threads
+  /// (kOwnBarrier + its index).
+  void ownBarrier();
   /// The tiles that cp.async brought have landed, for every thread (and
   /// for wgmma, which reads shared memory through the async proxy).
   void waitForTiles();
@@ -268,8 +287,12 @@ private:
   }
   /// The A operand registers of rows `low` and `high` (a lane's rows g
   /// and g + 8), columns [column, column + 16) of `q`: read from global
-  /// memory once per block.
+  /// memory once per block, unless copied.
   SmallVector<Value> loadQuery(QueryRow low, QueryRow high, Value column);
+  /// When copied: the warp's rows of Q (clamped to the last query) into
+  /// `qs` by cp.async, 16-byte chunks, a warp's along rows, as one commit
+  /// group.
+  void copyQuery();
 
   // Warps and warpgroups (AttentionKernel.cpp).
   Value shuffleXor(Value value, int32_t offset);

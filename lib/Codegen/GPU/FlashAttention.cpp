@@ -244,10 +244,13 @@ void launchKernel(IRRewriter &rewriter, BufferAttentionOp op,
     int64_t buffers = split.buffers();
     Value ks = tile(split.keys, 0),
           vs = tile(split.keys, buffers * split.tileBytes());
-    Value qs = split.queryShared()
-                   ? tile(split.blockRows(), 2 * buffers * split.tileBytes())
+    // The block's rows of Q, [rows, D] (swizzled chunks, not panels: read
+    // by ldmatrix), after the tiles.
+    Value qs = split.queryCopied()
+                   ? sharedView(rewriter, loc, shared,
+                                {split.blockRows(), split.headDim},
+                                resultType.getElementType(), split.tilesBytes())
                    : Value();
-    // (No Q tile with warpgroups, hence with TMA.)
     Value zeros = split.zeroTile()
                       ? sharedView(rewriter, loc, shared,
                                    {split.headDim / 64, split.keys, 64},
@@ -256,7 +259,8 @@ void launchKernel(IRRewriter &rewriter, BufferAttentionOp op,
                       : Value();
     Value barriers =
         split.tma ? sharedView(rewriter, loc, shared, {split.barrierObjects()},
-                               rewriter.getI64Type(), split.tilesBytes())
+                               rewriter.getI64Type(),
+                               split.tilesBytes() + split.queryBytes())
                   : Value();
     // The results over the K and V tiles (at least 2 · 64 keys of D, what
     // 128 rows of D take).

@@ -144,14 +144,23 @@ func.func @kernel(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x?x64xbf16>,
 // TMA: %[[VU:.*]] = memref.cast %[[V]]
 // TMA: %[[VMAP:.*]] = nvgpu.tma.create.descriptor %[[VU]]
 // TMA: %[[VPTR:.*]] = builtin.unrealized_conversion_cast %[[VMAP]]
-// TMA: gpu.launch {{.*}} dynamic_shared_memory_size %c32784_i32
+// TMA: gpu.launch {{.*}} dynamic_shared_memory_size %c65552_i32
 // TMA: %[[VS:.*]] = memref.view {{.*}}[%c16384][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2x64x64xbf16, #gpu.address_space<workgroup>>
-// TMA: memref.view {{.*}}[%c32768][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2xi64, #gpu.address_space<workgroup>>
+// TMA: %[[QS:.*]] = memref.view {{.*}}[%c32768][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<128x128xbf16, #gpu.address_space<workgroup>>
+// TMA: memref.view {{.*}}[%c65536][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2xi64, #gpu.address_space<workgroup>>
+// With TMA, each warp copies its 16 rows of Q into shared memory (16-byte
+// chunks along rows, 8 a lane), and ldmatrix reads them into registers once
+// they have landed, rather than gathering them from global memory.
+// TMA-COUNT-8: nvgpu.device_async_copy %[[Q]]{{.*}}, %[[QS]]
+// TMA-NEXT: nvvm.cp.async.commit.group
 // TMA-COUNT-2: nvvm.mbarrier.init
 // TMA: nvvm.fence.mbarrier.init
 // TMA: gpu.barrier
 // TMA: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c16384_i32
 // TMA: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[KPTR]], %{{.*}}, box[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : !llvm.ptr<7>, !llvm.ptr
+// TMA: nvvm.cp.async.wait.group 0
+// TMA-NEXT: gpu.barrier
+// TMA-COUNT-8: nvgpu.ldmatrix %[[QS]]
 // TMA: scf.for
 // TMA-NOT: nvgpu.device_async_copy
 // TMA: gpu.barrier
@@ -182,9 +191,9 @@ func.func @kernel(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x?x64xbf16>,
 // it once QKᵀ is done, waits for V, zeroes V's rows past the kv length
 // (published by its own 128-thread barrier), frees V after P·V.
 // WS-LABEL: func.func @sequential_d128
-// WS: gpu.launch {{.*}} in (%{{.*}} = %c384, {{.*}} dynamic_shared_memory_size %c65600_i32
+// WS: gpu.launch {{.*}} in (%{{.*}} = %c384, {{.*}} dynamic_shared_memory_size %c98368_i32
 // WS: memref.view {{.*}}[%c32768][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2x2x64x64xbf16, #gpu.address_space<workgroup>>
-// WS: memref.view {{.*}}[%c65536][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<8xi64, #gpu.address_space<workgroup>>
+// WS: memref.view {{.*}}[%c98304][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<8xi64, #gpu.address_space<workgroup>>
 // WS-COUNT-4: nvvm.mbarrier.init %{{.*}}, %c1_i32{{.*}} : !llvm.ptr<3>, i32
 // WS-COUNT-4: nvvm.mbarrier.init %{{.*}}, %c2_i32{{.*}} : !llvm.ptr<3>, i32
 // WS: nvvm.fence.mbarrier.init
@@ -200,6 +209,13 @@ func.func @kernel(%q: memref<?x8x?x64xbf16>, %k: memref<?x2x?x64xbf16>,
 // WS: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c16384_i32
 // WS: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // WS: nvvm.setmaxregister increase 232
+// WS-NOT: gpu.barrier
+// The tile warpgroups copy their rows of Q and meet at their own barriers
+// (of their 128 threads) before ldmatrix reads them.
+// WS: nvgpu.device_async_copy
+// WS: nvvm.cp.async.wait.group 0
+// WS: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
+// WS: nvgpu.ldmatrix
 // WS-NOT: gpu.barrier
 // WS: scf.for
 // WS-NOT: gpu.barrier
@@ -232,8 +248,9 @@ func.func @sequential_d128(%q: memref<?x8x?x128xbf16>, %k: memref<?x2x?x128xbf16
 // -----
 
 // f16 operands are typed as pairs of halves; D = 128: 8 groups of Q
-// registers. With 32 rows a warp, Q is brought into shared memory with the
-// first K tile and read from there by ldmatrix.
+// registers. With 32 rows a warp, each warp copies its rows of Q into
+// shared memory before the first K tile, and ldmatrix reads them from
+// there per key tile.
 // CHECK-LABEL: func.func @f16_d128
 // CHECK: dynamic_shared_memory_size %c32768_i32
 // CHECK: memref.view {{.*}} to memref<64x128xf16, #gpu.address_space<workgroup>>
@@ -244,10 +261,13 @@ func.func @sequential_d128(%q: memref<?x8x?x128xbf16>, %k: memref<?x2x?x128xbf16
 // ROWS32: memref.view {{.*}}[%c16384][] {{.*}} to memref<64x128xf16, #gpu.address_space<workgroup>>
 // ROWS32: %[[QS:.*]] = memref.view {{.*}}[%c32768][] {{.*}} to memref<128x128xf16, #gpu.address_space<workgroup>>
 // ROWS32-NOT: vector.load %[[Q]]
-// ROWS32: scf.if
 // ROWS32: nvgpu.device_async_copy %[[Q]]{{.*}}, %[[QS]]
 // ROWS32: nvvm.cp.async.commit.group
+// ROWS32: scf.if
 // ROWS32: nvgpu.device_async_copy %{{.*}}, %[[KS]]
+// ROWS32: nvvm.cp.async.wait.group 0
+// ROWS32-NEXT: gpu.barrier
+// ROWS32-NOT: nvgpu.ldmatrix %[[QS]]
 // ROWS32: scf.for
 // ROWS32: nvgpu.ldmatrix %[[QS]]
 // CHECK-COUNT-32: vector.load
@@ -327,9 +347,9 @@ func.func @sequential_d128(%q: memref<?x8x?x128xbf16>, %k: memref<?x2x?x128xbf16
 // the last V once its P·V is (group 0, past the first tile); after the
 // loop, the last V.
 // OVERLAP-WS-LABEL: func.func @kernel
-// OVERLAP-WS: gpu.launch {{.*}} in (%{{.*}} = %c384, {{.*}} dynamic_shared_memory_size %c41024_i32
+// OVERLAP-WS: gpu.launch {{.*}} in (%{{.*}} = %c384, {{.*}} dynamic_shared_memory_size %c57408_i32
 // OVERLAP-WS: %[[ZEROS:.*]] = memref.view {{.*}}[%c32768][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<1x64x64xbf16, #gpu.address_space<workgroup>>
-// OVERLAP-WS: memref.view {{.*}}[%c40960][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<8xi64, #gpu.address_space<workgroup>>
+// OVERLAP-WS: memref.view {{.*}}[%c57344][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<8xi64, #gpu.address_space<workgroup>>
 // OVERLAP-WS: nvvm.setmaxregister decrease 40
 // OVERLAP-WS: nvvm.setmaxregister increase 232
 // OVERLAP-WS: vector.store %{{.*}}, %[[ZEROS]]
@@ -386,11 +406,11 @@ func.func @sequential_d128(%q: memref<?x8x?x128xbf16>, %k: memref<?x2x?x128xbf16
 // PINGPONG128-LABEL: func.func @kernel
 // PINGPONG128: nvgpu.tma.create.descriptor {{.*}} -> <tensor = memref<1x1x128x64xbf16, #gpu.address_space<workgroup>>
 // PINGPONG128: nvgpu.tma.create.descriptor {{.*}} -> <tensor = memref<1x1x128x64xbf16, #gpu.address_space<workgroup>>
-// PINGPONG128: gpu.launch {{.*}} in (%{{.*}} = %c384, {{.*}} dynamic_shared_memory_size %c81984_i32
+// PINGPONG128: gpu.launch {{.*}} in (%{{.*}} = %c384, {{.*}} dynamic_shared_memory_size %c98368_i32
 // PINGPONG128: memref.view {{.*}}[%c0{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2x1x128x64xbf16, #gpu.address_space<workgroup>>
 // PINGPONG128: memref.view {{.*}}[%c32768][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2x1x128x64xbf16, #gpu.address_space<workgroup>>
 // PINGPONG128: memref.view {{.*}}[%c65536][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<1x128x64xbf16, #gpu.address_space<workgroup>>
-// PINGPONG128: memref.view {{.*}}[%c81920][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<8xi64, #gpu.address_space<workgroup>>
+// PINGPONG128: memref.view {{.*}}[%c98304][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<8xi64, #gpu.address_space<workgroup>>
 // PINGPONG128: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c16384_i32
 // PINGPONG128: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c16384_i32
 // PINGPONG128-COUNT-4: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
@@ -413,8 +433,8 @@ func.func @sequential_d128(%q: memref<?x8x?x128xbf16>, %k: memref<?x2x?x128xbf16
 // OVERLAP-TMA-LABEL: func.func @f16_d128
 // OVERLAP-TMA: nvgpu.tma.create.descriptor
 // OVERLAP-TMA: nvgpu.tma.create.descriptor
-// OVERLAP-TMA: dynamic_shared_memory_size %c65568_i32
-// OVERLAP-TMA: memref.view {{.*}}[%c65536][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<4xi64, #gpu.address_space<workgroup>>
+// OVERLAP-TMA: dynamic_shared_memory_size %c98336_i32
+// OVERLAP-TMA: memref.view {{.*}}[%c98304][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<4xi64, #gpu.address_space<workgroup>>
 // OVERLAP-TMA-COUNT-4: nvvm.mbarrier.init
 // OVERLAP-TMA: gpu.barrier
 // OVERLAP-TMA-COUNT-4: vector.store
