@@ -398,81 +398,71 @@ KernelBuilder::Tiles KernelBuilder::probabilitiesOf(Tiles &scores) {
   return probabilities;
 }
 
+KernelBuilder::NormalizedRow
+KernelBuilder::normalizeRow(ArrayRef<Value> results, int64_t mt, int64_t half) {
+  NormalizedRow row;
+  row.sum = quadReduce(results[sumAt(mt, half)], /*sum=*/true);
+  row.positive =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, row.sum, zero);
+  Value inverse = arith::SelectOp::create(
+      b, loc, row.positive, arith::DivFOp::create(b, loc, f32(1.0), row.sum),
+      zero);
+  for (int64_t d = 0; d < headDim / 8; ++d) {
+    SmallVector<Value> pair;
+    for (int64_t e = 2 * half; e < 2 * half + 2; ++e)
+      pair.push_back(
+          arith::MulFOp::create(b, loc, results[accAt(mt, d) + e], inverse));
+    row.pairs.push_back(vector::FromElementsOp::create(
+        b, loc, VectorType::get({2}, b.getF32Type()), pair));
+  }
+  return row;
+}
+
 void KernelBuilder::storeResults(ArrayRef<Value> results) {
   int64_t rowTiles = split.rowTiles();
+  auto rounded = [&](Value pair) -> Value {
+    return arith::TruncFOp::create(b, loc, VectorType::get({2}, element), pair);
+  };
   if (!split.packed) {
     // Per row tile and half, the lane's pairs of O / l, rounded.
     SmallVector<SmallVector<Value>> pairs;
     for (int64_t mt = 0; mt < rowTiles; ++mt)
-      for (int64_t half = 0; half < 2; ++half) {
-        Value sum = quadReduce(results[sumAt(mt, half)], /*sum=*/true);
-        Value positive =
-            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, sum, zero);
-        Value inverse = arith::SelectOp::create(
-            b, loc, positive, arith::DivFOp::create(b, loc, f32(1.0), sum),
-            zero);
-        SmallVector<Value> &rowPairs = pairs.emplace_back();
-        for (int64_t d = 0; d < headDim / 8; ++d) {
-          SmallVector<Value> pair;
-          for (int64_t e = 2 * half; e < 2 * half + 2; ++e)
-            pair.push_back(arith::MulFOp::create(
-                b, loc, results[accAt(mt, d) + e], inverse));
-          rowPairs.push_back(arith::TruncFOp::create(
-              b, loc, VectorType::get({2}, element),
-              vector::FromElementsOp::create(
-                  b, loc, VectorType::get({2}, b.getF32Type()), pair)));
-        }
-      }
+      for (int64_t half = 0; half < 2; ++half)
+        pairs.push_back(llvm::map_to_vector(
+            normalizeRow(results, mt, half).pairs, rounded));
     storeStaged(pairs);
     return;
   }
   for (int64_t mt = 0; mt < rowTiles; ++mt)
     for (int64_t half = 0; half < 2; ++half) {
-      Value sum = quadReduce(results[sumAt(mt, half)], /*sum=*/true);
-      Value positive =
-          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, sum, zero);
-      Value inverse = arith::SelectOp::create(
-          b, loc, positive, arith::DivFOp::create(b, loc, f32(1.0), sum), zero);
+      NormalizedRow normalized = normalizeRow(results, mt, half);
       const QueryRow &row = rows[mt][half];
       auto exists = scf::IfOp::create(b, loc, row.exists);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(exists.thenBlock());
-      // The lane's two values of column tile d, divided by the sum.
-      auto values = [&](int64_t d) -> Value {
-        SmallVector<Value> pair;
-        for (int64_t e = 2 * half; e < 2 * half + 2; ++e)
-          pair.push_back(arith::MulFOp::create(
-              b, loc, results[accAt(mt, d) + e], inverse));
-        return vector::FromElementsOp::create(
-            b, loc, VectorType::get({2}, b.getF32Type()), pair);
-      };
-      auto storeResult = [&] {
-        for (int64_t d = 0; d < headDim / 8; ++d) {
-          Value narrow = arith::TruncFOp::create(
-              b, loc, VectorType::get({2}, element), values(d));
-          vector::StoreOp::create(
-              b, loc, narrow, io.out,
-              ValueRange{batch, row.head, row.query, add(columnInTile, d * 8)});
-        }
-      };
       auto oneRange = scf::IfOp::create(
           b, loc,
           cmp(arith::CmpIPredicate::eq, launch.getGridSize().x, index(1)),
           /*withElseRegion=*/true);
       b.setInsertionPointToStart(oneRange.thenBlock());
-      storeResult();
+      for (int64_t d = 0; d < headDim / 8; ++d)
+        vector::StoreOp::create(
+            b, loc, rounded(normalized.pairs[d]), io.out,
+            ValueRange{batch, row.head, row.query, add(columnInTile, d * 8)});
       b.setInsertionPointToStart(oneRange.elseBlock());
       for (int64_t d = 0; d < headDim / 8; ++d)
-        vector::StoreOp::create(b, loc, values(d), io.partial,
+        vector::StoreOp::create(b, loc, normalized.pairs[d], io.partial,
                                 ValueRange{range, batch, row.head, row.query,
                                            add(columnInTile, d * 8)});
       auto firstLane = scf::IfOp::create(
           b, loc, cmp(arith::CmpIPredicate::eq, quadColumn, index(0)));
       b.setInsertionPointToStart(firstLane.thenBlock());
-      Value logSum = arith::AddFOp::create(b, loc, results[maxAt(mt, half)],
-                                           math::Log2Op::create(b, loc, sum));
+      Value logSum =
+          arith::AddFOp::create(b, loc, results[maxAt(mt, half)],
+                                math::Log2Op::create(b, loc, normalized.sum));
       memref::StoreOp::create(
-          b, loc, arith::SelectOp::create(b, loc, positive, logSum, negInf),
+          b, loc,
+          arith::SelectOp::create(b, loc, normalized.positive, logSum, negInf),
           io.lse, ValueRange{range, batch, row.head, row.query});
     }
 }

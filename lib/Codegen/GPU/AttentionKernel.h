@@ -207,6 +207,14 @@ private:
   /// 8 rows a store.
   void storeResults(ArrayRef<Value> results);
   void storeStaged(ArrayRef<SmallVector<Value>> pairs);
+  /// Row `half` of row tile `mt` of `results`: its sum over the quad,
+  /// whether it is positive (the row saw a key), and the lane's f32 pairs
+  /// of each column tile divided by it (zeros where it saw none).
+  struct NormalizedRow {
+    Value sum, positive;
+    SmallVector<Value> pairs;
+  };
+  NormalizedRow normalizeRow(ArrayRef<Value> results, int64_t mt, int64_t half);
   /// A barrier of the threads holding query rows (the producer aside).
   void rowsBarrier();
 

@@ -297,8 +297,7 @@ void MatmulKernelBuilder::build(gpu::LaunchOp launch, Value aTiles,
             Value pair = vector::LoadOp::create(
                 b, loc, pairType, p.c,
                 ValueRange{min(row, lastRow), min(column, lastColumn)});
-            Value in = both(cmp(arith::CmpIPredicate::slt, row, rows),
-                            cmp(arith::CmpIPredicate::slt, column, columns));
+            Value in = insideC(row, column);
             for (int64_t e = 0; e < 2; ++e)
               init[(mt * nTiles + nt) * 4 + half * 2 + e] =
                   arith::SelectOp::create(
@@ -392,10 +391,7 @@ void MatmulKernelBuilder::storeDirect(ArrayRef<Value> sums,
       for (int64_t half = 0; half < 2; ++half) {
         Value row = add(firstRow, accumulatorRow(mt, half));
         Value column = add(firstColumn, accumulatorColumn(nt));
-        auto store = scf::IfOp::create(
-            b, loc,
-            both(cmp(arith::CmpIPredicate::slt, row, rows),
-                 cmp(arith::CmpIPredicate::slt, column, columns)));
+        auto store = scf::IfOp::create(b, loc, insideC(row, column));
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(store.thenBlock());
         int64_t at = (mt * nTiles + nt) * 4 + half * 2;
@@ -475,10 +471,7 @@ void MatmulKernelBuilder::storeStaged(ArrayRef<Value> sums,
     Value tileRow = div(id, chunksPerRow);
     Value tileColumn = mul(rem(id, chunksPerRow), kChunkColumns);
     Value row = add(firstRow, tileRow), column = add(firstColumn, tileColumn);
-    auto store = scf::IfOp::create(
-        b, loc,
-        both(cmp(arith::CmpIPredicate::slt, row, rows),
-             cmp(arith::CmpIPredicate::slt, column, columns)));
+    auto store = scf::IfOp::create(b, loc, insideC(row, column));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(store.thenBlock());
     Value chunk = vector::LoadOp::create(

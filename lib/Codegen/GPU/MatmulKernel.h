@@ -206,6 +206,11 @@ private:
   void storeStaged(ArrayRef<Value> sums, ArrayRef<Value> operands);
   /// A barrier of the tile's threads (the producer aside).
   void tileBarrier();
+  /// Whether [row, column] is inside C.
+  Value insideC(Value row, Value column) {
+    return both(cmp(arith::CmpIPredicate::slt, row, rows),
+                cmp(arith::CmpIPredicate::slt, column, columns));
+  }
 
   /// The wgmma descriptor of the 64-column step in stage `stage` of `tiles`
   /// ([stages, rows, 64]) from row `row`, at column 16·`kk`: K-major,
