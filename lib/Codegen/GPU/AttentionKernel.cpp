@@ -495,15 +495,8 @@ void KernelBuilder::storeStaged(ArrayRef<SmallVector<Value>> pairs) {
     }
   rowsBarrier();
 
-  // The output's start and row strides on 16 bytes: one uniform branch.
-  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, io.out);
-  int64_t bytes = element.getIntOrFloatBitWidth() / 8;
-  Value start =
-      add(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, io.out),
-          mul(metadata.getOffset(), bytes));
-  for (Value stride : metadata.getStrides().drop_back())
-    start = arith::OrIOp::create(b, loc, start, mul(stride, bytes));
-  Value aligned = cmp(arith::CmpIPredicate::eq, rem(start, 16), index(0));
+  // The output's rows on 16 bytes: one uniform branch.
+  Value aligned = rowsOn16Bytes(io.out);
   auto chunkType = VectorType::get({8}, element);
   for (int64_t i = 0; i < split.warpRows * chunksPerRow / 32; ++i) {
     Value id = add(lane, i * 32);

@@ -441,27 +441,12 @@ void MatmulKernelBuilder::storeStaged(ArrayRef<Value> sums,
   tileBarrier();
 
   // 16-byte accesses where the output's and every operand's rows start on
-  // 16 bytes (their row strides are N elements, a multiple of
-  // kChunkColumns): one uniform branch.
+  // 16 bytes: one uniform branch.
   Value out = p.epilogue ? operands.back() : p.c;
-  SmallVector<Value> accessed = {out};
+  Value aligned = rowsOn16Bytes(out);
   for (Value operand : operands)
     if (operand && operand != out)
-      accessed.push_back(operand);
-  Value aligned;
-  for (Value memref : accessed) {
-    auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
-    int64_t bytes =
-        cast<MemRefType>(memref.getType()).getElementTypeBitWidth() / 8;
-    Value start =
-        add(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref),
-            mul(metadata.getOffset(), bytes));
-    Value rowStart = arith::OrIOp::create(
-        b, loc, start, mul(metadata.getStrides().front(), bytes));
-    Value isAligned =
-        cmp(arith::CmpIPredicate::eq, rem(rowStart, 16), index(0));
-    aligned = aligned ? both(aligned, isAligned) : isAligned;
-  }
+      aligned = both(aligned, rowsOn16Bytes(operand));
 
   int64_t chunksPerRow = t.blockColumns / kChunkColumns;
   auto chunkType = VectorType::get({kChunkColumns}, b.getF32Type());

@@ -203,6 +203,18 @@ void TensorCoreBuilder::waitForPhase(Value barrier, Value parity) {
       [&](OpBuilder &, Location, ValueRange) { scf::YieldOp::create(b, loc); });
 }
 
+Value TensorCoreBuilder::rowsOn16Bytes(Value memref) {
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  int64_t bytes =
+      cast<MemRefType>(memref.getType()).getElementTypeBitWidth() / 8;
+  Value start =
+      add(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref),
+          mul(metadata.getOffset(), bytes));
+  for (Value stride : metadata.getStrides().drop_back())
+    start = arith::OrIOp::create(b, loc, start, mul(stride, bytes));
+  return cmp(arith::CmpIPredicate::eq, rem(start, 16), index(0));
+}
+
 void TensorCoreBuilder::fenceAsyncProxy() {
   NVVM::FenceProxyOp::create(
       b, loc,

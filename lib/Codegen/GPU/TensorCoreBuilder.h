@@ -122,6 +122,10 @@ protected:
                         int32_t producerRegisters = 0,
                         int32_t otherRegisters = 0);
 
+  /// Whether `memref`'s start and every row (each outer stride) fall on 16
+  /// bytes, asked at run time: where 16-byte vector accesses may go.
+  Value rowsOn16Bytes(Value memref);
+
   /// Makes this thread's shared-memory writes through the generic proxy
   /// (cp.async, stores) visible to reads through the async proxy (wgmma);
   /// before the barrier that publishes them.
